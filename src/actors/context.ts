@@ -1,0 +1,152 @@
+/**
+ * The workflow actor's execution context: journaled steps and sequenced events.
+ *
+ * Guarantees (checked by test/durable-execution.test.ts):
+ * - seq of one workflow's events is 1, 2, 3, ... with no gap and no repeat across crashes:
+ *   a re-activated actor continues from the last stored event of its subject, and every
+ *   publish carries the de-duplication id (workflow, seq), so a retried publish is harmless.
+ * - a step whose outcome was journaled is never executed again; a step cut off mid-way runs
+ *   again from its start, announced by an ERROR_RECOVERY event naming it.
+ * - events are published pipelined (no round trip per event); a step counts as done only
+ *   after all its events are acknowledged by JetStream and its outcome is journaled.
+ */
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import {
+  STREAMS,
+  decodeEvent,
+  encodeEvent,
+  kvKeys,
+  msgIdOf,
+  streamId,
+  subjects,
+  type EventType,
+  type WorkflowEvent,
+} from '../bus/index.js';
+import type { Logger } from '../log/index.js';
+
+export interface JournalEntry<T = unknown> {
+  result: T;
+  /** Last event seq emitted when the step finished. */
+  seqAfter: number;
+  at: string;
+}
+
+/** Thrown at a checkpoint when the worker hands the workflow back (shutdown). */
+export class HandBack extends Error {
+  override name = 'HandBack';
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+export class WorkflowContext {
+  private seq = 0;
+  private pending: Promise<unknown>[] = [];
+  private journal = new Map<string, JournalEntry>();
+  private recoveredAfterCrash = false;
+  private lastJournaledSeq = 0;
+  readonly abort = new AbortController();
+
+  constructor(
+    readonly workflowId: string,
+    private readonly deps: { js: JetStreamClient; jsm: JetStreamManager; journal: KV; log: Logger },
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  /**
+   * Rehydrates from the journal and the event stream. Only needed when the start message was
+   * delivered before (redelivery after a crash, or a hand-back): a first delivery has neither.
+   */
+  async rehydrate(): Promise<void> {
+    const { jsm, journal } = this.deps;
+    const [last, keys] = await Promise.all([
+      jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) }).catch(() => null),
+      journal.keys(kvKeys.journalPrefix(this.workflowId)).then(async (it) => {
+        const out: string[] = [];
+        for await (const k of it) out.push(k);
+        return out;
+      }),
+    ]);
+    if (last) this.seq = decodeEvent(last.data).seq;
+    await Promise.all(
+      keys.map(async (k) => {
+        const e = await journal.get(k);
+        if (e && e.operation === 'PUT' && e.value.length) {
+          const entry = JSON.parse(dec.decode(e.value)) as JournalEntry;
+          this.journal.set(k.slice(this.workflowId.length + 1), entry);
+          this.lastJournaledSeq = Math.max(this.lastJournaledSeq, entry.seqAfter);
+        }
+      }),
+    );
+    // Events beyond the last journaled step mean a step was cut off mid-way.
+    this.recoveredAfterCrash = this.seq > this.lastJournaledSeq;
+  }
+
+  isRecorded(step: string): boolean {
+    return this.journal.has(step);
+  }
+
+  /** Publishes an event without waiting for its ack (awaited at the end of the step). */
+  emit(type: EventType, agentId: string, message: string, payload?: Record<string, unknown>): WorkflowEvent {
+    const seq = ++this.seq;
+    const now = Date.now();
+    const ev: WorkflowEvent = {
+      workflow_id: this.workflowId,
+      seq,
+      stream_id: streamId(now, seq),
+      type,
+      agent_id: agentId,
+      message,
+      timestamp: new Date(now).toISOString(),
+      ...(payload ? { payload } : {}),
+    };
+    const p = this.deps.js.publish(subjects.events(this.workflowId), encodeEvent(ev), { msgID: msgIdOf(this.workflowId, seq) });
+    p.catch(() => {}); // surfaced by flush()
+    this.pending.push(p);
+    return ev;
+  }
+
+  /** Waits until JetStream has stored every event emitted so far. */
+  async flush(): Promise<void> {
+    while (this.pending.length) {
+      const batch = this.pending;
+      this.pending = [];
+      await Promise.all(batch);
+    }
+  }
+
+  checkpoint(): void {
+    if (this.signal.aborted) throw this.signal.reason instanceof Error ? this.signal.reason : new HandBack('handed back');
+  }
+
+  /**
+   * Runs `fn` once per workflow: a recorded outcome is returned without running it again.
+   * A step cut off by a crash runs again from its start, announced with ERROR_RECOVERY.
+   */
+  async step<T>(name: string, fn: () => Promise<T>, opts: { evenIfAborted?: boolean } = {}): Promise<T> {
+    const recorded = this.journal.get(name);
+    if (recorded) return recorded.result as T;
+    if (!opts.evenIfAborted) this.checkpoint();
+    if (this.recoveredAfterCrash) {
+      this.recoveredAfterCrash = false;
+      this.emit('ERROR_RECOVERY', 'orchestrator', `Recovering workflow: step "${name}" was interrupted and is being retried from its start`, {
+        step: name,
+        resumed_after_seq: this.seq,
+      });
+    }
+    const result = await fn();
+    await this.flush();
+    const entry: JournalEntry<T> = { result, seqAfter: this.seq, at: new Date().toISOString() };
+    await this.deps.journal.put(kvKeys.journal(this.workflowId, name), enc.encode(JSON.stringify(entry)));
+    this.journal.set(name, entry);
+    return result;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Worker: hosts workflow actors. Each task start message on the TASKS work queue activates
+ * one actor; the durable pull consumer shared by all workers gives each message to one
+ * worker at a time.
+ *
+ * Delivery: the message stays in progress (in-progress acks at a third of the ack wait) while
+ * its actor runs and is acked when the workflow has ended and its terminal state is written.
+ * A worker that dies stops sending in-progress acks; JetStream redelivers after the ack wait
+ * and another worker rehydrates the actor from its journal. On graceful shutdown actors stop
+ * at their next checkpoint and their messages are nak'ed so another worker resumes at once.
+ * Failures: terminal errors end the task FAILED; retryable ones are retried in place a few
+ * times, then the message is nak'ed with a delay (redelivery up to max_deliver).
+ */
+import type { JsMsg } from '@nats-io/jetstream';
+import { CONSUMERS, STREAMS, type Bus } from '../bus/index.js';
+import { AppError, toAppError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import type { Store, TaskOutcome } from '../store/index.js';
+import { HandBack, WorkflowContext } from './context.js';
+import { runWorkflow, type TaskStart, type WorkflowDeps } from './workflows.js';
+
+export interface WorkerOptions {
+  concurrency: number;
+  ackWaitMs: number;
+  maxDeliver: number;
+  taskTimeoutSeconds: number;
+}
+
+class TimeoutReached extends Error {
+  override name = 'TimeoutReached';
+}
+
+const dec = new TextDecoder();
+
+export class Worker {
+  private readonly active = new Map<string, { msg: JsMsg; ctx?: WorkflowContext; done: Promise<void> }>();
+  private stopping = false;
+  private messages?: Awaited<ReturnType<Awaited<ReturnType<Bus['js']['consumers']['get']>>['consume']>>;
+  private heartbeat?: NodeJS.Timeout;
+  private loop?: Promise<void>;
+  private slotWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly store: Store,
+    private readonly deps: WorkflowDeps,
+    private readonly opts: WorkerOptions,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const consumer = await this.bus.js.consumers.get(STREAMS.tasks, CONSUMERS.workers);
+    this.messages = await consumer.consume({ max_messages: Math.min(this.opts.concurrency, 256) });
+    this.heartbeat = setInterval(() => {
+      for (const a of this.active.values()) a.msg.working();
+    }, Math.max(200, Math.floor(this.opts.ackWaitMs / 3)));
+    this.loop = (async () => {
+      for await (const m of this.messages!) {
+        if (this.stopping) {
+          m.nak();
+          continue;
+        }
+        while (this.active.size >= this.opts.concurrency) await new Promise<void>((r) => this.slotWaiters.push(r));
+        this.activate(m);
+      }
+    })().catch((err) => this.log.error({ err }, 'worker consume loop ended'));
+  }
+
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  private activate(msg: JsMsg): void {
+    let task: TaskStart;
+    try {
+      task = JSON.parse(dec.decode(msg.data)) as TaskStart;
+    } catch (err) {
+      this.log.error({ err }, 'undecodable task start message; terminating it');
+      msg.term();
+      return;
+    }
+    const entry: { msg: JsMsg; ctx?: WorkflowContext; done: Promise<void> } = { msg, done: Promise.resolve() };
+    this.active.set(task.task_id, entry);
+    entry.done = this.runActor(task, msg, entry)
+      .catch((err) => this.log.error({ err, workflow_id: task.task_id }, 'actor crashed'))
+      .finally(() => {
+        this.active.delete(task.task_id);
+        this.slotWaiters.shift()?.();
+      });
+  }
+
+  private async runActor(task: TaskStart, msg: JsMsg, entry: { ctx?: WorkflowContext }): Promise<void> {
+    const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
+    const ctx = new WorkflowContext(task.task_id, { js: this.bus.js, jsm: this.bus.jsm, journal: this.bus.kv.journal, log });
+    entry.ctx = ctx;
+    const redelivered = msg.info.redelivered || msg.info.deliveryCount > 1;
+    const timeoutMs = this.opts.taskTimeoutSeconds * 1000 - (Date.now() - Date.parse(task.submitted_at));
+    const timer = setTimeout(() => ctx.abort.abort(new TimeoutReached('time limit exceeded')), Math.max(0, timeoutMs));
+    try {
+      if (redelivered) {
+        await ctx.rehydrate();
+        log.info({ delivery: msg.info.deliveryCount, last_seq: ctx.lastSeq }, 'workflow actor re-activated');
+      }
+      await ctx.step('start', async () => {
+        const at = new Date();
+        void this.store.markRunning(task.task_id, at).catch((err) => log.warn({ err }, 'markRunning failed'));
+        ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'Workflow started', {
+          mode: task.mode,
+          query: task.query,
+          session_id: task.session_id,
+          ...(task.trace_id ? { trace_id: task.trace_id } : {}),
+        });
+        return { at: at.toISOString() };
+      });
+      const outcome = await this.withRetries(ctx, () => runWorkflow(ctx, this.deps, task), log);
+      await this.finish(ctx, task, outcome);
+      msg.ack();
+    } catch (err) {
+      if (err instanceof HandBack || (ctx.signal.aborted && ctx.signal.reason instanceof HandBack)) {
+        await ctx.flush().catch(() => {});
+        log.info('workflow handed back');
+        msg.nak();
+        return;
+      }
+      if (err instanceof TimeoutReached || ctx.signal.reason instanceof TimeoutReached) {
+        await this.finish(ctx, task, { status: 'TASK_STATUS_TIMEOUT', error: 'time limit exceeded' });
+        msg.ack();
+        return;
+      }
+      const app = toAppError(err);
+      if (app.retryable && msg.info.deliveryCount < this.opts.maxDeliver) {
+        log.warn({ err, delivery: msg.info.deliveryCount }, 'workflow failed with a retryable error; redelivering');
+        await ctx.flush().catch(() => {});
+        msg.nak(Math.min(30_000, 1000 * 2 ** msg.info.deliveryCount));
+        return;
+      }
+      log.error({ err }, 'workflow failed');
+      await this.finish(ctx, task, { status: 'TASK_STATUS_FAILED', error: app.isPublic ? app.message : `internal error: ${app.message}` });
+      msg.ack();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Retries a retryable failure in place (up to 2 more times) before handing it to redelivery. */
+  private async withRetries<T>(ctx: WorkflowContext, fn: () => Promise<T>, log: Logger): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (ctx.signal.aborted || attempt >= 3 || !(err instanceof AppError) || !err.retryable) throw err;
+        log.warn({ err, attempt }, 'step failed; retrying');
+        ctx.emit('ERROR_RECOVERY', 'orchestrator', `Retrying after error: ${err.message}`, { attempt });
+        await new Promise((r) => setTimeout(r, 250 * attempt));
+      }
+    }
+  }
+
+  /** Terminal state: written once to Postgres, then the final events. */
+  private async finish(ctx: WorkflowContext, task: TaskStart, outcome: TaskOutcome): Promise<void> {
+    await ctx.step('finish', async () => {
+      await this.store.finishTask(task.task_id, outcome, new Date());
+      if (outcome.status === 'TASK_STATUS_COMPLETED') {
+        ctx.emit('WORKFLOW_COMPLETED', 'orchestrator', 'Workflow completed', {
+          result: outcome.result ?? '',
+          usage: { total_tokens: outcome.totalTokens ?? 0, input_tokens: outcome.inputTokens ?? 0, output_tokens: outcome.outputTokens ?? 0, cost_usd: outcome.costUsd ?? 0 },
+          model_used: outcome.modelUsed,
+          provider: outcome.provider,
+        });
+      } else {
+        ctx.emit('ERROR_OCCURRED', 'orchestrator', outcome.error ?? 'workflow failed', { status: outcome.status });
+      }
+      ctx.emit('STREAM_END', 'orchestrator', 'Stream ended', { status: outcome.status });
+      return { status: outcome.status };
+    }, { evenIfAborted: true });
+  }
+
+  /** Stops taking work; running actors stop at their next checkpoint and are handed back. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.heartbeat);
+    await this.messages?.close().catch(() => {});
+    for (const a of this.active.values()) a.ctx?.abort.abort(new HandBack('worker shutting down'));
+    await Promise.race([Promise.all([...this.active.values()].map((a) => a.done)), new Promise((r) => setTimeout(r, 5000))]);
+    this.slotWaiters.splice(0).forEach((r) => r());
+    await this.loop?.catch(() => {});
+  }
+}

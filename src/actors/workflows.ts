@@ -1,0 +1,200 @@
+/**
+ * Workflow definitions. A workflow is deterministic code between journaled steps: all
+ * contact with the outside world (LLM calls, the database) happens inside ctx.step(), so
+ * replay after a crash skips what was done and repeats nothing.
+ *
+ * simple: one agent, one LLM call.
+ * standard: plan -> one agent step per subtask, in order -> synthesis.
+ * complex / supervisor: plan -> subtasks in parallel -> synthesis.
+ */
+import type { Store, TaskOutcome } from '../store/index.js';
+import type { ChatMessage, LlmProvider, LlmResult } from '../llm/index.js';
+import type { WorkflowContext } from './context.js';
+
+export const MODES = ['simple', 'standard', 'complex', 'supervisor'] as const;
+export type Mode = (typeof MODES)[number];
+
+export const EXECUTION_MODE: Record<Mode, string> = {
+  simple: 'EXECUTION_MODE_SIMPLE',
+  standard: 'EXECUTION_MODE_STANDARD',
+  complex: 'EXECUTION_MODE_COMPLEX',
+  supervisor: 'EXECUTION_MODE_COMPLEX',
+};
+
+/** The work-queue message that starts (and, on redelivery, re-activates) a workflow. */
+export interface TaskStart {
+  task_id: string;
+  session_id: string;
+  user_id?: string;
+  tenant_id?: string;
+  query: string;
+  context: Record<string, unknown>;
+  mode: Mode;
+  model_tier: 'small' | 'medium' | 'large';
+  model_override?: string;
+  provider_override?: string;
+  max_iterations?: number;
+  max_concurrent_agents?: number;
+  trace_id?: string;
+  submitted_at: string;
+}
+
+export interface WorkflowDeps {
+  store: Store;
+  llm: LlmProvider;
+  partialChunkChars: number;
+  maxTokens: number;
+  temperature: number;
+  synthBypassSingle: boolean;
+}
+
+interface AgentOutput {
+  text: string;
+  model: string;
+  provider: string;
+  usage: LlmResult['usage'];
+}
+
+const DEFAULT_SYSTEM = 'You are a helpful, precise assistant. Answer the user\'s request directly.';
+
+function systemPrompt(t: TaskStart): string {
+  const ctx = t.context;
+  let prompt = typeof ctx.system_prompt === 'string' && ctx.system_prompt ? ctx.system_prompt : DEFAULT_SYSTEM;
+  const params = (ctx.prompt_params && typeof ctx.prompt_params === 'object' ? ctx.prompt_params : {}) as Record<string, unknown>;
+  prompt = prompt.replace(/\$\{(\w+)\}/g, (m, k: string) => (k in params ? String(params[k]) : m));
+  return prompt;
+}
+
+/** One agent turn: AGENT_STARTED, LLM_PARTIAL deltas in chunks, LLM_OUTPUT, AGENT_COMPLETED. */
+async function runAgent(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart, agentId: string, messages: ChatMessage[]): Promise<AgentOutput> {
+  ctx.emit('AGENT_STARTED', agentId, `Agent ${agentId} started`);
+  let buf = '';
+  const chunk = deps.partialChunkChars;
+  const r = await deps.llm.complete(
+    { messages, tier: t.model_tier, model: t.model_override, maxTokens: deps.maxTokens, temperature: deps.temperature, signal: ctx.signal },
+    (delta) => {
+      buf += delta;
+      while (buf.length >= chunk) {
+        ctx.emit('LLM_PARTIAL', agentId, buf.slice(0, chunk), { delta: buf.slice(0, chunk) });
+        buf = buf.slice(chunk);
+      }
+    },
+  );
+  if (buf) ctx.emit('LLM_PARTIAL', agentId, buf, { delta: buf });
+  ctx.emit('LLM_OUTPUT', agentId, r.text, {
+    model: r.model,
+    provider: r.provider,
+    usage: { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens, total_tokens: r.usage.totalTokens, cost_usd: r.usage.costUsd },
+  });
+  ctx.emit('AGENT_COMPLETED', agentId, `Agent ${agentId} completed`, { total_tokens: r.usage.totalTokens });
+  return { text: r.text, model: r.model, provider: r.provider, usage: r.usage };
+}
+
+function sumUsage(outs: AgentOutput[]) {
+  return outs.reduce(
+    (a, o) => ({
+      inputTokens: a.inputTokens + o.usage.inputTokens,
+      outputTokens: a.outputTokens + o.usage.outputTokens,
+      totalTokens: a.totalTokens + o.usage.totalTokens,
+      costUsd: a.costUsd + o.usage.costUsd,
+    }),
+    { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
+  );
+}
+
+/** Runs the workflow body and returns its successful outcome; failures throw. */
+export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart): Promise<TaskOutcome> {
+  const sys: ChatMessage = { role: 'system', content: systemPrompt(t) };
+  let outputs: AgentOutput[];
+  let final: AgentOutput;
+  let agentsUsed = 1;
+
+  if (t.mode === 'simple') {
+    final = await ctx.step('agent', () => runAgent(ctx, deps, t, 'simple-agent', [sys, { role: 'user', content: t.query }]));
+    outputs = [final];
+  } else {
+    const plan = await ctx.step('plan', async () => {
+      const r = await runAgent(ctx, deps, t, 'planner', [
+        { role: 'system', content: 'Decompose the user request into 2 to 4 independent subtasks. Respond with a JSON array of subtasks: [{"id","description"}].' },
+        { role: 'user', content: t.query },
+      ]);
+      const subtasks = parseSubtasks(r.text, t.query, t.max_concurrent_agents);
+      ctx.emit('PROGRESS', 'planner', `Planned ${subtasks.length} subtasks`, { subtasks });
+      return { subtasks, out: r };
+    });
+    const runSub = (s: { id: string; description: string }, i: number) =>
+      ctx.step(`subtask-${i + 1}`, () =>
+        runAgent(ctx, deps, t, `agent-${i + 1}`, [sys, { role: 'user', content: `Overall request: ${t.query}\n\nYour subtask: ${s.description}` }]),
+      );
+    const subOuts =
+      t.mode === 'standard'
+        ? await plan.subtasks.reduce<Promise<AgentOutput[]>>(async (acc, s, i) => [...(await acc), await runSub(s, i)], Promise.resolve([]))
+        : await Promise.all(plan.subtasks.map(runSub));
+    agentsUsed = subOuts.length;
+    outputs = [plan.out, ...subOuts];
+    if (subOuts.length === 1 && deps.synthBypassSingle) {
+      final = subOuts[0];
+    } else {
+      final = await ctx.step('synthesize', () =>
+        runAgent(ctx, deps, t, 'synthesizer', [
+          sys,
+          {
+            role: 'user',
+            content: `Combine these subtask results into one answer to: ${t.query}\n\n${subOuts.map((o, i) => `[${i + 1}] ${o.text}`).join('\n\n')}`,
+          },
+        ]),
+      );
+      outputs.push(final);
+    }
+  }
+
+  const usage = sumUsage(outputs);
+  return {
+    status: 'TASK_STATUS_COMPLETED',
+    result: final.text,
+    modelUsed: final.model,
+    provider: final.provider,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    totalTokens: usage.totalTokens,
+    costUsd: usage.costUsd,
+    metadata: {
+      agents_used: agentsUsed,
+      model_breakdown: breakdown(outputs),
+    },
+  };
+}
+
+function breakdown(outs: AgentOutput[]) {
+  const m = new Map<string, { model: string; provider: string; executions: number; tokens: number; cost_usd: number }>();
+  for (const o of outs) {
+    const k = `${o.provider}/${o.model}`;
+    const e = m.get(k) ?? { model: o.model, provider: o.provider, executions: 0, tokens: 0, cost_usd: 0 };
+    e.executions++;
+    e.tokens += o.usage.totalTokens;
+    e.cost_usd += o.usage.costUsd;
+    m.set(k, e);
+  }
+  return [...m.values()];
+}
+
+function parseSubtasks(text: string, query: string, max?: number): { id: string; description: string }[] {
+  let parsed: unknown;
+  try {
+    const m = /\[[\s\S]*\]/.exec(text);
+    parsed = m ? JSON.parse(m[0]) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  let list = Array.isArray(parsed)
+    ? parsed
+        .map((x, i) => ({
+          id: typeof (x as { id?: unknown })?.id === 'string' ? (x as { id: string }).id : `subtask-${i + 1}`,
+          description: typeof x === 'string' ? x : String((x as { description?: unknown })?.description ?? ''),
+        }))
+        .filter((s) => s.description)
+    : [];
+  if (!list.length) list = [{ id: 'subtask-1', description: query }];
+  const cap = max && max > 0 ? Math.min(max, 8) : 8;
+  return list.slice(0, cap);
+}

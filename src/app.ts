@@ -1,0 +1,196 @@
+/**
+ * Wires one process from its configuration: the only module that knows every other one.
+ * Roles (ROLES, default all) choose what runs; the embedded defaults start a nats-server
+ * and PGlite under DATA_DIR when NATS_URL / DATABASE_URL are unset.
+ *
+ * Shutdown order: stop taking work (gateway, worker hands its actors back), then the
+ * orchestrator, archiver, bus, database and embedded servers.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import http2 from 'node:http2';
+import { join, resolve } from 'node:path';
+import { createRouterTransport, type ConnectRouter, type Transport } from '@connectrpc/connect';
+import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
+import { Archiver } from './actors/archiver.js';
+import { Worker } from './actors/worker.js';
+import { connectBus, type Bus } from './bus/index.js';
+import type { Config } from './config/index.js';
+import { startEmbeddedPostgres, EMBEDDED_PG_MAX_CONNECTIONS } from './embedded/pglite.js';
+import { startNatsServer } from './embedded/nats-server.js';
+import { Gateway } from './gateway/index.js';
+import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
+import { StreamingService } from './gen/svc/v1/streaming_pb.js';
+import { OfflineProvider, OpenAiProvider, type LlmProvider } from './llm/index.js';
+import type { Logger } from './log/index.js';
+import { createOrchestratorService, createStreamingService } from './rpc/orchestrator.js';
+import { Store, connectSql, migrate } from './store/index.js';
+
+export const VERSION: string = (() => {
+  try {
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+})();
+
+export interface App {
+  bus: Bus;
+  store: Store;
+  gateway?: Gateway;
+  worker?: Worker;
+  grpcPort?: number;
+  gatewayPort?: number;
+  natsUrl: string;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export function createLlm(cfg: Config): LlmProvider {
+  if (cfg.llm.provider === 'openai') {
+    const m = cfg.llm.defaultModel ?? 'gpt-4o-mini';
+    return new OpenAiProvider({
+      baseUrl: cfg.llm.baseUrl,
+      apiKey: cfg.llm.apiKey,
+      models: { small: m, medium: m, large: m },
+      timeoutMs: cfg.llm.requestTimeoutMs,
+    });
+  }
+  return new OfflineProvider({ chunkDelayMs: cfg.llm.offlineChunkDelayMs });
+}
+
+export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmProvider } = {}): Promise<App> {
+  const cleanups: (() => Promise<unknown> | unknown)[] = [];
+  const stopAll = async () => {
+    for (const c of cleanups.reverse()) {
+      try {
+        await c();
+      } catch (err) {
+        log.warn({ err }, 'shutdown step failed');
+      }
+    }
+  };
+  try {
+    const dataDir = resolve(cfg.dataDir);
+    let natsUrl = cfg.nats.url;
+    if (!natsUrl) {
+      mkdirSync(join(dataDir, 'nats'), { recursive: true });
+      const srv = await startNatsServer({ storeDir: join(dataDir, 'nats'), port: 0, host: '127.0.0.1', logger: log });
+      cleanups.push(() => srv.stop());
+      natsUrl = srv.url;
+      log.info({ url: natsUrl }, 'embedded nats-server started');
+    }
+    let dbUrl = cfg.db.url;
+    let maxConn = cfg.db.maxConnections;
+    if (!dbUrl) {
+      mkdirSync(join(dataDir, 'pglite'), { recursive: true });
+      const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'pglite') });
+      cleanups.push(() => pg.stop());
+      dbUrl = pg.url;
+      maxConn = EMBEDDED_PG_MAX_CONNECTIONS;
+      log.info('embedded PGlite started');
+    }
+    const sql = connectSql(dbUrl, { max: maxConn, log });
+    const store = new Store(sql);
+    cleanups.push(() => store.close());
+    await migrate(sql, log);
+
+    const bus = await connectBus(
+      {
+        url: natsUrl,
+        name: `taskorch-${cfg.instanceId}`,
+        replicas: cfg.nats.replicas,
+        ackWaitMs: cfg.worker.ackWaitMs,
+        maxDeliver: cfg.worker.maxDeliver,
+        eventsMaxAgeSeconds: cfg.streaming.eventsMaxAgeSeconds,
+        eventsMaxPerWorkflow: Math.max(cfg.streaming.eventsMaxPerWorkflow, 1),
+        idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+      },
+      log,
+    );
+    cleanups.push(() => bus.close());
+
+    const app: App = { bus, store, natsUrl, databaseUrl: dbUrl, stop: stopAll };
+    const llm = overrides.llm ?? createLlm(cfg);
+
+    let routes: ((r: ConnectRouter) => void) | undefined;
+    if (cfg.roles.has('orchestrator')) {
+      const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier });
+      const streaming = createStreamingService({ bus, log });
+      routes = (r) => {
+        r.service(OrchestratorService, orch);
+        r.service(StreamingService, streaming);
+      };
+      const server = http2.createServer(connectNodeAdapter({ routes }));
+      await new Promise<void>((res, rej) => {
+        server.once('error', rej);
+        server.listen(cfg.rpc.port, cfg.rpc.host, () => res());
+      });
+      const addr = server.address();
+      app.grpcPort = typeof addr === 'object' && addr ? addr.port : cfg.rpc.port;
+      cleanups.push(() => new Promise<void>((res) => server.close(() => res())));
+      log.info({ port: app.grpcPort }, 'orchestrator (Connect, gRPC, gRPC-Web) listening');
+    }
+
+    if (cfg.roles.has('archiver')) {
+      const archiver = new Archiver(bus, store, log);
+      await archiver.start();
+      cleanups.push(() => archiver.stop());
+    }
+
+    if (cfg.roles.has('worker')) {
+      const worker = new Worker(
+        bus,
+        store,
+        {
+          store,
+          llm,
+          partialChunkChars: cfg.workflow.partialChunkChars,
+          maxTokens: cfg.llm.maxTokens,
+          temperature: cfg.llm.temperature,
+          synthBypassSingle: cfg.workflow.synthBypassSingle,
+        },
+        { concurrency: cfg.worker.concurrency, ackWaitMs: cfg.worker.ackWaitMs, maxDeliver: cfg.worker.maxDeliver, taskTimeoutSeconds: cfg.worker.taskTimeoutSeconds },
+        log,
+      );
+      await worker.start();
+      app.worker = worker;
+      cleanups.push(() => worker.stop());
+    }
+
+    if (cfg.roles.has('gateway')) {
+      let transport: Transport;
+      if (cfg.gateway.orchestratorUrl) {
+        transport = createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl });
+      } else if (routes) {
+        // Same process: Connect's in-memory transport (full serialisation, no sockets).
+        transport = createRouterTransport(routes);
+      } else {
+        transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}` });
+      }
+      const gateway = new Gateway(
+        {
+          host: cfg.gateway.host,
+          port: cfg.gateway.port,
+          skipAuth: cfg.gateway.skipAuth,
+          corsOrigins: cfg.environment === 'dev' && !cfg.gateway.corsOrigins.length ? [] : cfg.gateway.corsOrigins.length ? cfg.gateway.corsOrigins : ['null-origin-not-allowed'],
+          ringCapacity: Math.max(cfg.streaming.ringCapacity, cfg.streaming.eventsMaxPerWorkflow),
+          maxBufferedBytes: cfg.streaming.maxBufferedBytes,
+          heartbeatSeconds: cfg.streaming.heartbeatSeconds,
+          inactivitySeconds: cfg.streaming.inactivitySeconds,
+          idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+          version: VERSION,
+        },
+        { bus, transport, store, log },
+      );
+      app.gatewayPort = await gateway.listen();
+      app.gateway = gateway;
+      // Registered last so it runs first: stop taking requests before anything else.
+      cleanups.push(() => gateway.close());
+      log.info({ port: app.gatewayPort }, 'gateway listening');
+    }
+    return app;
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The bus: one NATS connection per process, and the JetStream topology every role relies on.
+ *
+ * ensureTopology() is idempotent and safe to run from every process at start-up: it creates
+ * the streams, the shared durable consumers and the KV buckets if missing, and updates the
+ * settings that may change. Works with nats-server 2.9.10 (no 2.10+ features are used).
+ */
+import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { Logger } from '../log/index.js';
+import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
+
+export * from './subjects.js';
+export * from './events.js';
+
+export interface BusOptions {
+  url: string;
+  name: string;
+  replicas: number;
+  ackWaitMs: number;
+  maxDeliver: number;
+  eventsMaxAgeSeconds: number;
+  eventsMaxPerWorkflow: number;
+  idempotencyTtlSeconds: number;
+}
+
+export interface Bus {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  kv: { journal: KV; idempotency: KV; control: KV };
+  close(): Promise<void>;
+}
+
+export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
+  const nc = await connect({ servers: opts.url, name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 500, pingInterval: 20_000 });
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') log.warn({ nats: s.type }, 'nats connection status');
+    }
+  })();
+  const jsm = await jetstreamManager(nc);
+  const js = jetstream(nc);
+  await ensureStreams(jsm, opts);
+  const kvm = new Kvm(js);
+  const [journal, idempotency, control] = await Promise.all([
+    kvm.create(BUCKETS.journal, { history: 1, replicas: opts.replicas, ttl: 7 * 24 * 3600 * 1000 }),
+    kvm.create(BUCKETS.idempotency, { history: 1, replicas: opts.replicas, ttl: opts.idempotencyTtlSeconds * 1000 }),
+    kvm.create(BUCKETS.control, { history: 1, replicas: opts.replicas, ttl: 7 * 24 * 3600 * 1000 }),
+  ]);
+  return {
+    nc,
+    js,
+    jsm,
+    kv: { journal, idempotency, control },
+    async close() {
+      await nc.drain().catch(() => nc.close());
+    },
+  };
+}
+
+async function upsertStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    const info = await jsm.streams.info(cfg.name);
+    // Retention can't change on an existing stream; update what may.
+    const { retention: _r, storage: _s, ...mutable } = cfg;
+    const cur = info.config as unknown as Record<string, unknown>;
+    const changed = Object.entries(mutable).some(([k, v]) => JSON.stringify(cur[k]) !== JSON.stringify(v));
+    if (changed) await jsm.streams.update(cfg.name, { ...info.config, ...mutable });
+  } catch (err) {
+    if ((err as Error).name === 'StreamNotFoundError' || /stream not found/i.test((err as Error).message)) {
+      await jsm.streams.add(cfg);
+    } else throw err;
+  }
+}
+
+async function ensureStreams(jsm: JetStreamManager, o: BusOptions): Promise<void> {
+  await upsertStream(jsm, {
+    name: STREAMS.tasks,
+    subjects: [subjects.taskStartAll],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    duplicate_window: nanos(2 * 60 * 1000),
+  });
+  await upsertStream(jsm, {
+    name: STREAMS.events,
+    subjects: [subjects.eventsAll],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(o.eventsMaxAgeSeconds * 1000),
+    max_msgs_per_subject: o.eventsMaxPerWorkflow,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(2 * 60 * 1000),
+    allow_direct: true,
+  });
+  await upsertConsumer(jsm, STREAMS.tasks, {
+    durable_name: CONSUMERS.workers,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(o.ackWaitMs),
+    max_deliver: o.maxDeliver,
+    max_ack_pending: 20_000,
+    deliver_policy: DeliverPolicy.All,
+  });
+  await upsertConsumer(jsm, STREAMS.events, {
+    durable_name: CONSUMERS.archiver,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(30_000),
+    max_ack_pending: 50_000,
+    deliver_policy: DeliverPolicy.All,
+  });
+}
+
+async function upsertConsumer(jsm: JetStreamManager, stream: string, cfg: { durable_name: string } & Record<string, unknown>): Promise<void> {
+  try {
+    const info = await jsm.consumers.info(stream, cfg.durable_name);
+    const cur = info.config as unknown as Record<string, unknown>;
+    const { deliver_policy: _d, durable_name: _n, ack_policy: _a, ...mutable } = cfg;
+    const changed = Object.entries(mutable).some(([k, v]) => JSON.stringify(cur[k]) !== JSON.stringify(v));
+    if (changed) await jsm.consumers.update(stream, cfg.durable_name, mutable);
+  } catch (err) {
+    if ((err as Error).name === 'ConsumerNotFoundError' || /consumer not found/i.test((err as Error).message)) {
+      await jsm.consumers.add(stream, cfg);
+    } else throw err;
+  }
+}

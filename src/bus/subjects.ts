@@ -1,0 +1,57 @@
+/**
+ * Every NATS subject, stream, consumer and bucket name is built here and nowhere else.
+ * Tokens are validated: a token may not be empty or contain '.', '*', '>' or whitespace,
+ * so a client-supplied id can never widen a subscription.
+ */
+
+const BAD_TOKEN = /[.*>\s]/;
+
+export function token(t: string, what = 'token'): string {
+  if (!t || BAD_TOKEN.test(t) || t.length > 256) throw new Error(`invalid subject ${what}: ${JSON.stringify(t)}`);
+  return t;
+}
+
+export const STREAMS = {
+  /** WorkQueue: one message per task start; claimed once by a worker. */
+  tasks: 'TASKS',
+  /** Per-workflow events, 24 h, deduplicated by (workflow, seq). */
+  events: 'EVENTS',
+} as const;
+
+export const CONSUMERS = {
+  /** Durable pull consumer shared by every worker process. */
+  workers: 'workers',
+  /** Durable pull consumer that copies events into Postgres. */
+  archiver: 'archiver',
+} as const;
+
+export const BUCKETS = {
+  /** Step journal of every workflow: key <workflow_id>.<step>. */
+  journal: 'JOURNAL',
+  /** Idempotency-Key -> cached submit response, 24 h. */
+  idempotency: 'IDEMPOTENCY',
+  /** Durable control state (pause, cancel) per workflow: key <workflow_id>. */
+  control: 'CONTROL',
+} as const;
+
+export const subjects = {
+  taskStartAll: 'svc.tasks.start.>',
+  taskStart: (workflowId: string) => `svc.tasks.start.${token(workflowId, 'workflow id')}`,
+  eventsAll: 'svc.events.>',
+  events: (workflowId: string) => `svc.events.${token(workflowId, 'workflow id')}`,
+  /** Mailbox of a live workflow actor (control nudges; durable state is in the CONTROL bucket). */
+  workflowActor: (workflowId: string) => `svc.actor.workflow.${token(workflowId, 'workflow id')}`,
+  agentActor: (workflowId: string, agent: string) => `svc.actor.agent.${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
+  daemonActor: (connId: string) => `svc.actor.daemon.${token(connId, 'connection id')}`,
+} as const;
+
+export const kvKeys = {
+  journal: (workflowId: string, step: string) => `${token(workflowId, 'workflow id')}.${token(step, 'step')}`,
+  journalPrefix: (workflowId: string) => `${token(workflowId, 'workflow id')}.>`,
+  control: (workflowId: string) => token(workflowId, 'workflow id'),
+} as const;
+
+/** Extracts the workflow id from an events subject. */
+export function workflowIdOfEventSubject(subject: string): string {
+  return subject.slice('svc.events.'.length);
+}

@@ -1,0 +1,211 @@
+/**
+ * Configuration: every variable is parsed and validated once, here, into one typed,
+ * frozen object. Modules receive the slice they need; no other module reads process.env.
+ *
+ * Flow: defaults (declared beside each field) -> parse each variable -> validate ->
+ * runtime form. A bad value fails start-up with the exact variable name and reason.
+ */
+
+export const ROLES = ['gateway', 'orchestrator', 'worker', 'archiver', 'llm', 'agent', 'scheduler'] as const;
+export type Role = (typeof ROLES)[number];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly variable: string, reason: string) {
+    super(`invalid configuration: ${variable}: ${reason}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, def: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? def : v;
+}
+
+function optStr(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const v = env[name];
+  if (v === undefined || v === '') return def;
+  const s = v.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+  if (['0', 'false', 'no', 'off'].includes(s)) return false;
+  throw new ConfigError(name, `expected a boolean (0/1/true/false), got ${JSON.stringify(v)}`);
+}
+
+function num(env: Env, name: string, def: number, opts: { min?: number; max?: number; int?: boolean } = {}): number {
+  const v = env[name];
+  if (v === undefined || v === '') return def;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new ConfigError(name, `expected a number, got ${JSON.stringify(v)}`);
+  if (opts.int && !Number.isInteger(n)) throw new ConfigError(name, `expected an integer, got ${JSON.stringify(v)}`);
+  if (opts.min !== undefined && n < opts.min) throw new ConfigError(name, `must be >= ${opts.min}, got ${n}`);
+  if (opts.max !== undefined && n > opts.max) throw new ConfigError(name, `must be <= ${opts.max}, got ${n}`);
+  return n;
+}
+
+/** "unlimited" (or empty) -> Infinity; else a positive integer. */
+function budget(env: Env, name: string): number {
+  const v = env[name];
+  if (v === undefined || v === '' || v.toLowerCase() === 'unlimited') return Infinity;
+  return num(env, name, Infinity, { min: 1, int: true });
+}
+
+function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readonly T[]): T {
+  const v = str(env, name, def) as T;
+  if (!allowed.includes(v)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function perMinute(env: Env, name: string, def: number): number {
+  // Accepts "120" or "120/min".
+  const v = env[name];
+  if (v === undefined || v === '') return def;
+  const m = /^\s*(\d+)\s*(?:\/\s*min(?:ute)?)?\s*$/i.exec(v);
+  if (!m) throw new ConfigError(name, `expected requests per minute, got ${JSON.stringify(v)}`);
+  return Number(m[1]);
+}
+
+export function loadConfig(env: Env = process.env) {
+  const environment = oneOf(env, 'ENVIRONMENT', 'dev', ['dev', 'staging', 'prod'] as const);
+  const rolesRaw = str(env, 'ROLES', 'all');
+  const roles = new Set<Role>();
+  for (const r of rolesRaw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (r === 'all') ROLES.forEach((x) => roles.add(x));
+    else if ((ROLES as readonly string[]).includes(r)) roles.add(r as Role);
+    else throw new ConfigError('ROLES', `unknown role ${JSON.stringify(r)}; known: all, ${ROLES.join(', ')}`);
+  }
+  const temperature = num(env, 'TEMPERATURE', 0.7, { min: 0, max: 2 });
+  const trigger = num(env, 'COMPRESSION_TRIGGER_RATIO', 0.75, { min: 0, max: 1 });
+  const llmBaseUrl = optStr(env, 'LLM_BASE_URL') ?? optStr(env, 'OPENAI_BASE_URL');
+  const llmApiKey = optStr(env, 'LLM_API_KEY') ?? optStr(env, 'OPENAI_API_KEY');
+  const provider = oneOf(env, 'LLM_PROVIDER', llmBaseUrl || llmApiKey ? 'openai' : 'offline', ['offline', 'openai'] as const);
+  const corsOrigins = str(env, 'CORS_ALLOWED_ORIGINS', '').split(',').map((s) => s.trim()).filter(Boolean);
+
+  const cfg = {
+    environment,
+    debug: bool(env, 'DEBUG', false),
+    logLevel: oneOf(env, 'LOG_LEVEL', bool(env, 'DEBUG', false) ? 'debug' : 'info', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
+    roles,
+    /** Where the embedded nats-server store, PGlite database and workspaces live. */
+    dataDir: str(env, 'DATA_DIR', './data'),
+    instanceId: str(env, 'INSTANCE_ID', `${process.pid}`),
+    nats: {
+      /** Unset: start an embedded nats-server with JetStream under dataDir. */
+      url: optStr(env, 'NATS_URL'),
+      /** Replicas for streams and buckets (3 in a production cluster). */
+      replicas: num(env, 'NATS_REPLICAS', 1, { min: 1, max: 5, int: true }),
+    },
+    db: {
+      /** Unset: embedded PGlite served on a local socket. */
+      url: optStr(env, 'DATABASE_URL'),
+      maxConnections: num(env, 'DATABASE_MAX_CONNECTIONS', 10, { min: 1, int: true }),
+    },
+    gateway: {
+      host: str(env, 'GATEWAY_HOST', '0.0.0.0'),
+      port: num(env, 'GATEWAY_PORT', num(env, 'PORT', 8080, { min: 0, max: 65535, int: true }), { min: 0, max: 65535, int: true }),
+      /** Default on in development; 0 turns authentication on. */
+      skipAuth: bool(env, 'GATEWAY_SKIP_AUTH', environment === 'dev'),
+      corsOrigins,
+      /** Orchestrator address for the Connect clients; unset with the orchestrator role in-process: in-memory Connect transport. */
+      orchestratorUrl: optStr(env, 'ORCHESTRATOR_URL'),
+      rateLimitRequests: num(env, 'RATE_LIMIT_REQUESTS', 100, { min: 1, int: true }),
+      rateLimitWindowSeconds: num(env, 'RATE_LIMIT_WINDOW', 60, { min: 1, int: true }),
+      readTimeoutSeconds: 30,
+      writeTimeoutSeconds: 30,
+      idleTimeoutSeconds: 60,
+    },
+    streaming: {
+      ringCapacity: num(env, 'STREAMING_RING_CAPACITY', 1000, { min: 16, int: true }),
+      /** Seconds between SSE heartbeat comments. */
+      heartbeatSeconds: num(env, 'SSE_HEARTBEAT_SECONDS', 15, { min: 1, int: true }),
+      /** Close an SSE stream after this long without an event (spec: 5 minutes). */
+      inactivitySeconds: num(env, 'SSE_INACTIVITY_SECONDS', 300, { min: 1, int: true }),
+      /** Bytes buffered per connection before a slow client is dropped (spec: 1 MB). */
+      maxBufferedBytes: num(env, 'STREAM_MAX_BUFFER_BYTES', 1024 * 1024, { min: 1024, int: true }),
+      /** How long events stay in JetStream (spec: 24 h). */
+      eventsMaxAgeSeconds: num(env, 'EVENTS_MAX_AGE_SECONDS', 24 * 3600, { min: 1, int: true }),
+      /** Events kept per workflow in JetStream (spec: replay buffer of about 256 events). */
+      eventsMaxPerWorkflow: num(env, 'EVENTS_MAX_PER_WORKFLOW', 256, { min: 16, int: true }),
+    },
+    rpc: {
+      host: str(env, 'GRPC_HOST', '0.0.0.0'),
+      port: num(env, 'ORCHESTRATOR_GRPC_PORT', 50052, { min: 0, max: 65535, int: true }),
+    },
+    worker: {
+      /** Task start messages processed concurrently by one worker process. */
+      concurrency: num(env, 'WORKER_CONCURRENCY', 256, { min: 1, int: true }),
+      /** JetStream ack wait; a dead worker's task is redelivered after this. Kept alive with in-progress acks. */
+      ackWaitMs: num(env, 'WORKER_ACK_WAIT_MS', 15000, { min: 500, int: true }),
+      maxDeliver: num(env, 'WORKER_MAX_DELIVER', 10, { min: 1, int: true }),
+      /** A workflow that runs longer than this ends in TIMEOUT. */
+      taskTimeoutSeconds: num(env, 'TASK_TIMEOUT_SECONDS', 1800, { min: 1, int: true }),
+    },
+    llm: {
+      provider,
+      baseUrl: llmBaseUrl,
+      apiKey: llmApiKey,
+      defaultModel: optStr(env, 'LLM_MODEL'),
+      defaultTier: oneOf(env, 'DEFAULT_MODEL_TIER', 'small', ['small', 'medium', 'large'] as const),
+      maxTokens: num(env, 'MAX_TOKENS', 2000, { min: 1, int: true }),
+      temperature,
+      requestTimeoutMs: num(env, 'LLM_TIMEOUT_MS', 120000, { min: 100, int: true }),
+      /** Offline provider pacing: milliseconds per streamed chunk (0 = as fast as possible). */
+      offlineChunkDelayMs: num(env, 'OFFLINE_LLM_CHUNK_DELAY_MS', 0, { min: 0, int: true }),
+      modelsConfigPath: str(env, 'MODELS_CONFIG_PATH', './config/models.yaml'),
+    },
+    budgets: {
+      maxTokensPerRequest: num(env, 'MAX_TOKENS_PER_REQUEST', 10000, { min: 1, int: true }),
+      maxCostPerRequest: num(env, 'MAX_COST_PER_REQUEST', 0.5, { min: 0 }),
+      tokenBudgetPerAgent: budget(env, 'TOKEN_BUDGET_PER_AGENT'),
+      tokenBudgetPerTask: budget(env, 'TOKEN_BUDGET_PER_TASK'),
+      llmDisableBudgets: bool(env, 'LLM_DISABLE_BUDGETS', true),
+    },
+    history: {
+      windowMessages: num(env, 'HISTORY_WINDOW_MESSAGES', 50, { min: 1, int: true }),
+      windowDebugMessages: num(env, 'HISTORY_WINDOW_DEBUG_MESSAGES', 75, { min: 1, int: true }),
+      compressionTriggerRatio: trigger,
+    },
+    workflow: {
+      synthBypassSingle: bool(env, 'WORKFLOW_SYNTH_BYPASS_SINGLE', true),
+      partialChunkChars: num(env, 'PARTIAL_CHUNK_CHARS', 512, { min: 1, int: true }),
+      toolParallelism: num(env, 'TOOL_PARALLELISM', 1, { min: 1, int: true }),
+      enableToolSelection: bool(env, 'ENABLE_TOOL_SELECTION', true),
+      priorityQueues: oneOf(env, 'PRIORITY_QUEUES', 'off', ['on', 'off'] as const) === 'on',
+    },
+    cache: {
+      enabled: bool(env, 'ENABLE_CACHE', true),
+      similarityThreshold: num(env, 'CACHE_SIMILARITY_THRESHOLD', 0.95, { min: 0, max: 1 }),
+    },
+    toolRates: {
+      webSearchPerMinute: perMinute(env, 'WEB_SEARCH_RATE_LIMIT', 120),
+      calculatorPerMinute: perMinute(env, 'CALCULATOR_RATE_LIMIT', 2000),
+      pythonExecutorPerMinute: perMinute(env, 'PYTHON_EXECUTOR_RATE_LIMIT', 60),
+    },
+    agents: {
+      timeoutSeconds: num(env, 'AGENT_TIMEOUT_SECONDS', 600, { min: 1, int: true }),
+    },
+    schedules: {
+      maxPerUser: num(env, 'SCHEDULE_MAX_PER_USER', 50, { min: 1, int: true }),
+      minIntervalMinutes: num(env, 'SCHEDULE_MIN_INTERVAL_MINS', 60, { min: 1, int: true }),
+      maxBudgetUsd: num(env, 'SCHEDULE_MAX_BUDGET_USD', 10, { min: 0 }),
+    },
+    paths: {
+      features: str(env, 'CONFIG_PATH', './config/features.yaml'),
+      models: str(env, 'MODELS_CONFIG_PATH', './config/models.yaml'),
+    },
+    idempotencyTtlSeconds: num(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, { min: 1, int: true }),
+  } as const;
+
+  if (environment === 'prod' && cfg.gateway.skipAuth) {
+    // Allowed, but loud: production without authentication is almost always a mistake.
+    process.emitWarning('GATEWAY_SKIP_AUTH=1 in ENVIRONMENT=prod: authentication is disabled');
+  }
+  return Object.freeze(cfg);
+}
+
+export type Config = ReturnType<typeof loadConfig>;

@@ -1,0 +1,235 @@
+/**
+ * Launches a local `nats-server` with JetStream as a child process (the embedded default
+ * and the test harness). Works with nats-server 2.9.10 (Debian stable) and newer.
+ *
+ * The launcher writes `nats-server.conf` into `storeDir`, with JetStream storage under
+ * `storeDir` and a ports file directory; port 0 becomes nats-server's random port (-1),
+ * and the port actually bound is read back from the ports file the server writes once it
+ * listens. `stop()` sends SIGTERM (JetStream flushes and shuts down cleanly), and SIGKILL
+ * if the process has not exited 5 s later.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { accessSync, constants as fsConstants, statSync } from 'node:fs'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { connect as netConnect } from 'node:net'
+import { delimiter, join, resolve } from 'node:path'
+
+export const NATS_SERVER_NOT_FOUND_MESSAGE =
+  'nats-server not found: install it with `apt-get install nats-server` (Debian/Ubuntu) or put the binary on PATH, or set NATS_URL to an existing server with JetStream'
+
+/** Default maximum message payload (nats-server's own default is 1 MB). */
+export const DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024
+
+const START_TIMEOUT_MS = 10_000
+const STOP_GRACE_MS = 5_000
+const STDERR_KEEP_BYTES = 16 * 1024
+
+export interface NatsServerLogger {
+  info: (...args: any[]) => void
+  warn: (...args: any[]) => void
+}
+
+export interface StartNatsServerOptions {
+  /** Directory for the config file, the ports file and JetStream storage. Created if missing. */
+  storeDir: string
+  /** Client port. Default 0: a free port chosen by the server. */
+  port?: number
+  /** Interface to listen on. Default 127.0.0.1. */
+  host?: string
+  /** Path of the nats-server binary. Default: see findNatsServerBinary(). */
+  binary?: string
+  /** Maximum message payload in bytes. Default DEFAULT_MAX_PAYLOAD (8 MB). */
+  maxPayload?: number
+  logger?: NatsServerLogger
+}
+
+export interface NatsServerHandle {
+  /** `nats://<host>:<port>` */
+  url: string
+  port: number
+  pid: number
+  stop(): Promise<void>
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false
+    accessSync(path, fsConstants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Looks for `nats-server`: env NATS_SERVER_BIN (if set, only there), then each PATH entry,
+ * then /usr/sbin, /usr/bin, /usr/local/bin (Debian installs it in /usr/sbin, which is not
+ * on every user's PATH).
+ */
+export function findNatsServerBinary(): string | undefined {
+  const fromEnv = process.env.NATS_SERVER_BIN
+  if (fromEnv) return isExecutableFile(fromEnv) ? resolve(fromEnv) : undefined
+  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/bin', '/usr/local/bin']
+  for (const dir of dirs) {
+    const candidate = join(dir, 'nats-server')
+    if (isExecutableFile(candidate)) return candidate
+  }
+  return undefined
+}
+
+function resolveBinary(explicit: string | undefined): string {
+  if (explicit) {
+    if (!isExecutableFile(explicit)) {
+      throw new Error(`nats-server binary ${JSON.stringify(explicit)} is not an executable file. ${NATS_SERVER_NOT_FOUND_MESSAGE}`)
+    }
+    return explicit
+  }
+  const fromEnv = process.env.NATS_SERVER_BIN
+  if (fromEnv && !isExecutableFile(fromEnv)) {
+    throw new Error(`NATS_SERVER_BIN=${JSON.stringify(fromEnv)} is not an executable file. ${NATS_SERVER_NOT_FOUND_MESSAGE}`)
+  }
+  const found = findNatsServerBinary()
+  if (!found) throw new Error(NATS_SERVER_NOT_FOUND_MESSAGE)
+  return found
+}
+
+function renderConfig(o: { host: string; port: number; storeDir: string; portsDir: string; maxPayload: number }): string {
+  // JSON string literals are valid NATS config strings and take care of quoting paths.
+  return [
+    `listen: ${JSON.stringify(`${o.host}:${o.port === 0 ? -1 : o.port}`)}`,
+    `ports_file_dir: ${JSON.stringify(o.portsDir)}`,
+    `max_payload: ${o.maxPayload}`,
+    `jetstream {`,
+    `  store_dir: ${JSON.stringify(o.storeDir)}`,
+    `}`,
+    '',
+  ].join('\n')
+}
+
+/** Reads `<name>_<pid>.ports` ({"nats":["nats://host:port"], ...}) if it exists and parses. */
+async function readPortsFile(portsDir: string, pid: number): Promise<number | undefined> {
+  let names: string[]
+  try {
+    names = await readdir(portsDir)
+  } catch {
+    return undefined
+  }
+  const name = names.find((n) => n.endsWith(`_${pid}.ports`))
+  if (!name) return undefined
+  try {
+    const info = JSON.parse(await readFile(join(portsDir, name), 'utf8')) as { nats?: string[] }
+    const first = info.nats?.[0]
+    if (!first) return undefined
+    const port = Number(new URL(first).port)
+    return Number.isInteger(port) && port > 0 ? port : undefined
+  } catch {
+    return undefined // written but not yet complete
+  }
+}
+
+function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = netConnect({ host, port })
+    const finish = (ok: boolean) => {
+      socket.destroy()
+      done(ok)
+    }
+    socket.setTimeout(1000, () => finish(false))
+    socket.once('connect', () => finish(true))
+    socket.once('error', () => finish(false))
+  })
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
+  return new Promise((done) => {
+    const timer = setTimeout(() => done(false), ms)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      done(true)
+    })
+  })
+}
+
+export async function startNatsServer(opts: StartNatsServerOptions): Promise<NatsServerHandle> {
+  const binary = resolveBinary(opts.binary)
+  const host = opts.host ?? '127.0.0.1'
+  const requestedPort = opts.port ?? 0
+  const storeDir = resolve(opts.storeDir)
+  const portsDir = join(storeDir, 'ports')
+  const configPath = join(storeDir, 'nats-server.conf')
+  const logger = opts.logger
+
+  await mkdir(portsDir, { recursive: true })
+  await writeFile(
+    configPath,
+    renderConfig({ host, port: requestedPort, storeDir, portsDir, maxPayload: opts.maxPayload ?? DEFAULT_MAX_PAYLOAD }),
+  )
+
+  const child = spawn(binary, ['-c', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+  // nats-server logs to stderr; keep the tail for error reports, never let the pipe fill up.
+  let stderrTail = ''
+  child.stderr?.setEncoding('utf8')
+  child.stderr?.on('data', (chunk: string) => {
+    stderrTail = (stderrTail + chunk).slice(-STDERR_KEEP_BYTES)
+  })
+  let spawnError: Error | undefined
+  child.once('error', (err) => {
+    spawnError = err
+  })
+
+  const fail = async (reason: string): Promise<never> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await waitForExit(child, 2000)
+    }
+    if (stderrTail) logger?.warn({ stderr: stderrTail }, `nats-server output (${binary})`)
+    const tail = stderrTail.trim().split('\n').slice(-5).join('\n')
+    throw new Error(`nats-server failed to start: ${reason}${tail ? `\n${tail}` : ''}`)
+  }
+
+  const deadline = Date.now() + START_TIMEOUT_MS
+  let port: number | undefined
+  for (;;) {
+    if (spawnError) return fail(spawnError.message)
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return fail(`exited with ${child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode}`)
+    }
+    if (child.pid !== undefined) {
+      port ??= await readPortsFile(portsDir, child.pid)
+      if (port !== undefined && (await canConnect(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port))) break
+    }
+    if (Date.now() > deadline) return fail(`not accepting connections after ${START_TIMEOUT_MS / 1000} s`)
+    await sleep(50)
+  }
+
+  const pid = child.pid!
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+  const url = `nats://${urlHost}:${port}`
+  logger?.info({ url, pid, storeDir }, 'nats-server started')
+
+  let stopping: Promise<void> | undefined
+  return {
+    url,
+    port,
+    pid,
+    stop() {
+      stopping ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM')
+          if (!(await waitForExit(child, STOP_GRACE_MS))) {
+            logger?.warn({ pid }, `nats-server did not exit ${STOP_GRACE_MS / 1000} s after SIGTERM; sending SIGKILL`)
+            child.kill('SIGKILL')
+            await waitForExit(child, STOP_GRACE_MS)
+          }
+        }
+        // nats-server removes its ports file on a clean exit, not after SIGKILL.
+        const names = await readdir(portsDir).catch(() => [] as string[])
+        await Promise.all(names.filter((n) => n.endsWith(`_${pid}.ports`)).map((n) => rm(join(portsDir, n), { force: true })))
+      })()
+      return stopping
+    },
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Authentication seam. Every protected route asks `authenticate()` for a Principal.
+ * With GATEWAY_SKIP_AUTH=1 (the development default) every caller is the anonymous
+ * principal. Real credentials (API keys, JWT) plug in here by implementing Authenticator;
+ * until they exist, enforcement on (GATEWAY_SKIP_AUTH=0) rejects every protected request
+ * with 401 rather than letting anything through.
+ */
+import { AppError, Code } from '../errors/index.js';
+
+export interface Principal {
+  /** Undefined for the anonymous development principal. */
+  userId?: string;
+  tenantId?: string;
+  /** Key used for rate limiting and idempotency scoping. */
+  key: string;
+  anonymous: boolean;
+}
+
+export interface AuthInput {
+  headers: Record<string, string>;
+  query?: URLSearchParams;
+  /** SSE endpoints accept the api_key query parameter as a fallback. */
+  allowQueryKey?: boolean;
+}
+
+export interface Authenticator {
+  authenticate(input: AuthInput): Promise<Principal> | Principal;
+}
+
+export const unauthenticated = (msg = 'Authentication required') => new AppError(Code.Unauthenticated, msg);
+
+export const ANONYMOUS: Principal = Object.freeze({ key: 'anonymous', anonymous: true });
+
+export function credentialOf(input: AuthInput): string | undefined {
+  const h = input.headers;
+  if (h['x-api-key']) return h['x-api-key'];
+  const auth = h.authorization;
+  if (auth && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, '').trim();
+  if (input.allowQueryKey) return input.query?.get('api_key') ?? undefined;
+  return undefined;
+}
+
+/** The authenticator in force: skip -> anonymous; otherwise the configured verifier. */
+export function createAuthenticator(opts: { skipAuth: boolean; verifier?: Authenticator }): Authenticator {
+  if (opts.skipAuth) return { authenticate: () => ANONYMOUS };
+  return {
+    authenticate(input) {
+      const cred = credentialOf(input);
+      if (!cred) throw unauthenticated();
+      if (!opts.verifier) throw unauthenticated(cred.startsWith('sk_') ? 'Invalid API key' : 'Invalid or expired token');
+      return opts.verifier.authenticate(input);
+    },
+  };
+}

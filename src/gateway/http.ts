@@ -1,0 +1,161 @@
+/**
+ * A thin layer over uWebSockets.js HTTP: every handler copies what it needs from the request
+ * synchronously, registers onAborted, and writes its response corked, once. Errors become
+ * the spec's `{ "error": <message> }` body with the status from the one code->status table.
+ */
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { AppError, Code, badRequest, httpStatusOf, toAppError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+
+export const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type', 429: '429 Too Many Requests', 499: '499 Client Closed Request', 500: '500 Internal Server Error',
+  501: '501 Not Implemented', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',
+};
+
+export const MAX_JSON_BODY = 1024 * 1024;
+
+/** What a handler sees of a request: copied out of uWS's stack-allocated HttpRequest. */
+export interface Req {
+  method: string;
+  url: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  params: string[];
+  body?: Buffer;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Raw body (already encoded); content type from headers. */
+  raw?: string | Buffer;
+}
+
+export interface CorsPolicy {
+  /** Empty: any origin (development). */
+  origins: string[];
+}
+
+const CORS_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
+const CORS_HEADERS = 'Content-Type, Authorization, X-API-Key, Idempotency-Key, traceparent, tracestate, Last-Event-ID, X-Session-ID, If-Match, Cache-Control';
+const EXPOSE_HEADERS = 'X-Workflow-ID, X-Session-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag';
+
+export function corsHeaders(policy: CorsPolicy, origin: string | undefined): Record<string, string> {
+  let allow: string | undefined;
+  if (!policy.origins.length) allow = '*';
+  else if (origin && policy.origins.includes(origin)) allow = origin;
+  if (!allow) return {};
+  return {
+    'Access-Control-Allow-Origin': allow,
+    'Access-Control-Allow-Methods': CORS_METHODS,
+    'Access-Control-Allow-Headers': CORS_HEADERS,
+    'Access-Control-Expose-Headers': EXPOSE_HEADERS,
+    ...(allow !== '*' ? { Vary: 'Origin' } : {}),
+  };
+}
+
+export function copyRequest(req: HttpRequest, paramCount: number): Req {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    headers[k] = v;
+  });
+  const params: string[] = [];
+  for (let i = 0; i < paramCount; i++) params.push(decodeURIComponent(req.getParameter(i) ?? ''));
+  return { method: req.getMethod().toUpperCase(), url: req.getUrl(), query: new URLSearchParams(req.getQuery() ?? ''), headers, params };
+}
+
+/** Reads the whole body; rejects bodies over `limit` bytes with 413. */
+export function readBody(res: HttpResponse, limit: number, state: { aborted: boolean }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    res.onData((ab, isLast) => {
+      if (failed) return;
+      size += ab.byteLength;
+      if (size > limit) {
+        failed = true;
+        reject(new AppError(Code.ResourceExhausted, 'request body too large', { isPublic: true }));
+        return;
+      }
+      chunks.push(Buffer.from(ab.slice(0)));
+      if (isLast) resolve(Buffer.concat(chunks));
+    });
+    if (state.aborted) reject(new Error('aborted'));
+  });
+}
+
+export function parseJsonBody(req: Req): unknown {
+  const ct = (req.headers['content-type'] ?? '').toLowerCase();
+  if (!req.body || req.body.length === 0) throw badRequest('request body is required');
+  if (ct && !ct.includes('application/json') && !ct.includes('+json')) throw badRequest('Content-Type must be application/json');
+  try {
+    return JSON.parse(req.body.toString('utf8'));
+  } catch {
+    throw badRequest('invalid JSON body');
+  }
+}
+
+export function writeReply(res: HttpResponse, reply: Reply, extra: Record<string, string>): void {
+  res.cork(() => {
+    res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Status`);
+    const headers = { ...extra, ...reply.headers };
+    let body: string | Buffer | undefined = reply.raw;
+    if (body === undefined && reply.body !== undefined) {
+      body = JSON.stringify(reply.body);
+      if (!headers['Content-Type']) headers['Content-Type'] = 'application/json';
+    }
+    for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+    if (reply.status === 204 || body === undefined) res.endWithoutBody();
+    else res.end(body);
+  });
+}
+
+export function errorReply(err: unknown, log: Logger): Reply {
+  const app = toAppError(err);
+  const status = app.code === Code.ResourceExhausted && app.message === 'request body too large' ? 413 : httpStatusOf(app.code);
+  if (status >= 500) log.error({ err }, 'request failed');
+  return { status, body: { error: app.isPublic ? app.message : 'Internal server error' } };
+}
+
+export type Handler = (req: Req) => Promise<Reply> | Reply;
+
+export interface RouteOptions {
+  /** Read and buffer the request body (POST/PUT/PATCH). */
+  body?: boolean;
+  bodyLimit?: number;
+}
+
+/** Registers a JSON route. Pattern parameters (":id") arrive in req.params in order. */
+export function route(
+  app: TemplatedApp,
+  method: 'get' | 'post' | 'put' | 'patch' | 'del',
+  pattern: string,
+  handler: Handler,
+  ctx: { cors: CorsPolicy; log: Logger },
+  opts: RouteOptions = {},
+): void {
+  const paramCount = (pattern.match(/:/g) ?? []).length;
+  app[method](pattern, (res, rawReq) => {
+    const state = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    const req = copyRequest(rawReq, paramCount);
+    const cors = corsHeaders(ctx.cors, req.headers.origin);
+    const bodyP = opts.body ? readBody(res, opts.bodyLimit ?? MAX_JSON_BODY, state) : undefined;
+    void (async () => {
+      let reply: Reply;
+      try {
+        if (bodyP) req.body = await bodyP;
+        reply = await handler(req);
+      } catch (err) {
+        reply = errorReply(err, ctx.log);
+      }
+      if (!state.aborted) writeReply(res, reply, cors);
+    })();
+  });
+}

@@ -1,0 +1,567 @@
+/**
+ * Gateway: the public HTTP surface on uWebSockets.js — REST /api/v1, SSE and WebSocket
+ * streams, health, readiness and /openapi.json. Stateless: it reaches the orchestrator only
+ * through Connect clients and events only through NATS, so any number of gateways can run.
+ */
+import { createHash } from 'node:crypto';
+import { create, type JsonObject } from '@bufbuild/protobuf';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
+import { createClient, type Client, type Transport } from '@connectrpc/connect';
+import uWS, { type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from 'uWebSockets.js';
+import { parseResumePoint, type Bus } from '../bus/index.js';
+import { AppError, Code, badRequest, notFound, toAppError } from '../errors/index.js';
+import { ModelTier } from '../gen/svc/v1/common_pb.js';
+import { OrchestratorService, SubmitTaskRequestSchema, type GetTaskStatusResponse, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
+import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
+import { parseTraceparent, type Logger } from '../log/index.js';
+import type { Store } from '../store/index.js';
+import { EXECUTION_MODE_NAME, TASK_STATUS_NAME, isUuid, taskStatusFromName } from '../rpc/orchestrator.js';
+import { createAuthenticator, type Authenticator, type Principal } from './auth.js';
+import { copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
+import { buildOpenApi } from './openapi.js';
+import { ListTasksQuery as _LQ, TaskSubmitRequest, validator } from './schemas.js';
+import { StreamHub, gapFrame, type Encoded, type Feed, type Subscriber } from './streams.js';
+
+export interface GatewayConfig {
+  host: string;
+  port: number;
+  skipAuth: boolean;
+  corsOrigins: string[];
+  ringCapacity: number;
+  maxBufferedBytes: number;
+  heartbeatSeconds: number;
+  inactivitySeconds: number;
+  idempotencyTtlSeconds: number;
+  version: string;
+}
+
+export interface GatewayDeps {
+  bus: Bus;
+  transport: Transport;
+  /** For readiness; absent when the gateway runs without a database connection. */
+  store?: Store;
+  log: Logger;
+  authVerifier?: Authenticator;
+}
+
+const validateSubmit = validator(TaskSubmitRequest);
+const TIER: Record<string, ModelTier> = { small: ModelTier.SMALL, medium: ModelTier.MEDIUM, large: ModelTier.LARGE };
+const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : undefined);
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function statusJson(s: GetTaskStatusResponse) {
+  const status = TASK_STATUS_NAME[s.status];
+  const done = status === 'TASK_STATUS_COMPLETED';
+  const out: Record<string, unknown> = { task_id: s.taskId, status };
+  if (done || s.result) out.result = s.result;
+  if (s.result) {
+    try {
+      const parsed = JSON.parse(s.result);
+      if (parsed !== null && typeof parsed === 'object') out.response = parsed;
+    } catch {
+      /* plain text result */
+    }
+  }
+  Object.assign(out, {
+    metadata: s.metadata ?? {},
+    error: s.errorMessage,
+    created_at: iso(s.createdAt),
+    updated_at: iso(s.updatedAt),
+    completed_at: iso(s.completedAt) ?? null,
+    query: s.query,
+    session_id: s.sessionId,
+    mode: EXECUTION_MODE_NAME[s.mode],
+    model_used: s.modelUsed,
+    provider: s.provider,
+    usage: {
+      total_tokens: s.usage?.totalTokens ?? 0,
+      input_tokens: s.usage?.promptTokens ?? 0,
+      output_tokens: s.usage?.completionTokens ?? 0,
+      estimated_cost: s.usage?.costUsd ?? 0,
+    },
+  });
+  return out;
+}
+
+function summaryJson(t: TaskSummary) {
+  return {
+    task_id: t.taskId,
+    query: t.query,
+    status: TASK_STATUS_NAME[t.status],
+    mode: EXECUTION_MODE_NAME[t.mode],
+    created_at: iso(t.createdAt),
+    completed_at: iso(t.completedAt) ?? null,
+    total_token_usage: t.totalTokenUsage
+      ? { total_tokens: t.totalTokenUsage.totalTokens, cost_usd: t.totalTokenUsage.costUsd, prompt_tokens: t.totalTokenUsage.promptTokens, completion_tokens: t.totalTokenUsage.completionTokens }
+      : null,
+  };
+}
+
+function updateJson(u: TaskUpdate) {
+  return {
+    workflow_id: u.workflowId,
+    seq: Number(u.seq),
+    stream_id: u.streamId,
+    type: u.type,
+    agent_id: u.agentId,
+    message: u.message,
+    timestamp: iso(u.timestamp),
+    ...(u.payload ? { payload: u.payload } : {}),
+  };
+}
+
+function intParam(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
+  const v = q.get(name);
+  if (v === null || v === '') return def;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name} must be an integer`);
+  const n = Number(v);
+  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
+  return n;
+}
+
+export class Gateway {
+  readonly app: TemplatedApp;
+  readonly hub: StreamHub;
+  private listenSocket?: us_listen_socket;
+  private readonly client: Client<typeof OrchestratorService>;
+  private readonly auth: Authenticator;
+  private readonly cors: CorsPolicy;
+  private readonly sse = new Set<SseConn>();
+  private timers: NodeJS.Timeout[] = [];
+  port = 0;
+
+  constructor(private readonly cfg: GatewayConfig, private readonly deps: GatewayDeps) {
+    this.app = uWS.App();
+    this.client = createClient(OrchestratorService, deps.transport);
+    this.auth = createAuthenticator({ skipAuth: cfg.skipAuth, verifier: deps.authVerifier });
+    this.cors = { origins: cfg.corsOrigins };
+    this.hub = new StreamHub(deps.bus.nc, deps.bus.js, deps.bus.jsm, { ringCapacity: cfg.ringCapacity, maxBufferedBytes: cfg.maxBufferedBytes }, deps.log);
+    this.routes();
+  }
+
+  private routes(): void {
+    const { app } = this;
+    const ctx = { cors: this.cors, log: this.deps.log };
+    const authed = (h: (req: Req, p: Principal) => Promise<Reply> | Reply) => async (req: Req) => h(req, await this.auth.authenticate({ headers: req.headers }));
+
+    app.options('/*', (res, req) => {
+      const origin = req.getHeader('origin');
+      writeReply(res, { status: 204, headers: { 'Access-Control-Max-Age': '600' } }, corsHeaders(this.cors, origin));
+    });
+
+    route(app, 'get', '/health', () => ({ status: 200, body: { status: 'healthy', version: this.cfg.version, time: new Date().toISOString() } }), ctx);
+    route(app, 'get', '/readiness', () => this.readiness(), ctx);
+    const openapi = JSON.stringify(buildOpenApi(this.cfg.version));
+    route(app, 'get', '/openapi.json', () => ({ status: 200, raw: openapi, headers: { 'Content-Type': 'application/json' } }), ctx);
+
+    route(app, 'post', '/api/v1/tasks', authed((req, p) => this.submit(req, p, false)), ctx, { body: true });
+    route(app, 'post', '/api/v1/tasks/stream', authed((req, p) => this.submit(req, p, true)), ctx, { body: true });
+    route(app, 'get', '/api/v1/tasks', authed((req, p) => this.listTasks(req, p)), ctx);
+    route(app, 'get', '/api/v1/tasks/:id', authed((req, p) => this.getTask(req.params[0], p)), ctx);
+    route(app, 'get', '/api/v1/tasks/:id/events', authed((req, p) => this.taskEvents(req, p)), ctx);
+
+    app.get('/api/v1/stream/sse', (res, req) => this.openSse(res, copyRequest(req, 0)));
+    app.get('/api/v1/tasks/:id/stream', (res, req) => {
+      const r = copyRequest(req, 1);
+      r.query.set('workflow_id', r.params[0]);
+      this.openSse(res, r);
+    });
+    this.wsRoute();
+
+    app.any('/*', (res, req) => {
+      const r = copyRequest(req, 0);
+      writeReply(res, { status: 404, body: { error: `Not found: ${r.method} ${r.url}` } }, corsHeaders(this.cors, r.headers.origin));
+    });
+  }
+
+  private async readiness(): Promise<Reply> {
+    const timed = async (fn: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      try {
+        await Promise.race([fn(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout after 2s')), 2000))]);
+        return { ok: true, latency_ms: +(performance.now() - t0).toFixed(2) };
+      } catch (err) {
+        return { ok: false, latency_ms: +(performance.now() - t0).toFixed(2), error: (err as Error).message };
+      }
+    };
+    const [orchestrator, nats, database] = await Promise.all([
+      timed(() => this.client.listTemplates({})),
+      timed(() => this.deps.bus.nc.rtt()),
+      this.deps.store ? timed(() => this.deps.store!.ping()) : Promise.resolve({ ok: true, latency_ms: 0, error: 'not checked: no database connection in this process' }),
+    ]);
+    const ok = orchestrator.ok && nats.ok && database.ok;
+    return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'not_ready', checks: { orchestrator, nats, database } } };
+  }
+
+  private async submit(req: Req, p: Principal, stream: boolean): Promise<Reply> {
+    const idemKey = req.headers['idempotency-key'];
+    if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) throw badRequest('Idempotency-Key must be 1 to 255 characters');
+    const kvKey = idemKey ? createHash('sha256').update(`${p.key}\0${stream ? 'stream' : 'task'}\0${idemKey}`).digest('hex') : undefined;
+    if (kvKey) {
+      const cached = await this.cachedReply(kvKey);
+      if (cached) return cached;
+    }
+    const body = validateSubmit(parseJsonBody(req));
+    const context = (body.context ?? {}) as Record<string, unknown>;
+    const pick = (k: 'model_tier' | 'model_override' | 'provider_override' | 'skill' | 'research_strategy') => {
+      const top = body[k];
+      if (top !== undefined) return top as string;
+      const c = context[k];
+      return typeof c === 'string' && c ? c : undefined;
+    };
+    const modelTier = pick('model_tier');
+    const modelOverride = pick('model_override');
+    const providerOverride = pick('provider_override');
+    if (context.disable_ai === true && (modelTier || modelOverride || providerOverride)) {
+      throw badRequest('disable_ai cannot be combined with model_tier, model_override or provider_override');
+    }
+    if (modelTier && !(modelTier in TIER)) throw badRequest('model_tier must be one of: small, medium, large');
+    if (context.template_name !== undefined && context.template === undefined) context.template = context.template_name;
+    const tp = parseTraceparent(req.headers.traceparent);
+    const sessionId = body.session_id || undefined;
+    const r = await this.client.submitTask(
+      create(SubmitTaskRequestSchema, {
+        metadata: {
+          userId: p.userId ?? '',
+          tenantId: p.tenantId ?? '',
+          sessionId: sessionId ?? '',
+          labels: tp ? { trace_id: tp.traceId, traceparent: req.headers.traceparent! } : {},
+        },
+        query: body.query,
+        context: context as JsonObject,
+        options: {
+          modeName: body.mode ?? '',
+          modelTier: modelTier ? TIER[modelTier] : ModelTier.UNSPECIFIED,
+          modelOverride: modelOverride ?? '',
+          providerOverride: providerOverride ?? '',
+          skill: pick('skill') ?? '',
+          researchStrategy: pick('research_strategy') ?? '',
+          maxIterations: body.max_iterations ?? 0,
+          maxConcurrentAgents: body.max_concurrent_agents ?? 0,
+          enableVerification: body.enable_verification ?? false,
+          idempotencyKey: idemKey ?? '',
+          traceparent: req.headers.traceparent ?? '',
+          stream,
+        },
+      }),
+    );
+    const headers = { 'X-Workflow-ID': r.workflowId, 'X-Session-ID': r.sessionId };
+    const reply: Reply = stream
+      ? { status: 201, headers, body: { workflow_id: r.workflowId, task_id: r.taskId, stream_url: `/api/v1/stream/sse?workflow_id=${r.workflowId}` } }
+      : { status: 200, headers, body: { task_id: r.taskId, status: 'STATUS_CODE_OK', message: r.message, created_at: iso(r.createdAt) } };
+    if (kvKey) await this.deps.bus.kv.idempotency.put(kvKey, enc.encode(JSON.stringify(reply))).catch((err) => this.deps.log.warn({ err }, 'idempotency cache write failed'));
+    return reply;
+  }
+
+  private async cachedReply(kvKey: string): Promise<Reply | undefined> {
+    const e = await this.deps.bus.kv.idempotency.get(kvKey).catch(() => null);
+    if (!e || e.operation !== 'PUT' || !e.value.length) return undefined;
+    const reply = JSON.parse(dec.decode(e.value)) as Reply;
+    return { ...reply, headers: { ...reply.headers, 'Idempotency-Replayed': 'true' } };
+  }
+
+  private async listTasks(req: Req, p: Principal): Promise<Reply> {
+    const q = req.query;
+    const limit = intParam(q, 'limit', 20, 1, 100);
+    const offset = intParam(q, 'offset', 0, 0, 1_000_000_000);
+    let status = q.get('status')?.toUpperCase() || undefined;
+    if (status === 'CANCELED') status = 'CANCELLED';
+    let filterStatus = 0;
+    if (status) {
+      filterStatus = taskStatusFromName(`TASK_STATUS_${status}`);
+      if (!filterStatus) throw badRequest('status must be one of: QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, CANCELED, TIMEOUT, PAUSED');
+    }
+    const sessionId = q.get('session_id') || '';
+    if (sessionId.length > 255) throw badRequest('invalid session_id');
+    const r = await this.client.listTasks({ limit, offset, sessionId, filterStatus, userId: p.userId ?? '', tenantId: p.tenantId ?? '' });
+    return { status: 200, body: { tasks: r.tasks.map(summaryJson), total_count: r.totalCount } };
+  }
+
+  private async getTask(id: string, _p: Principal): Promise<Reply> {
+    if (!isUuid(id)) throw notFound('Task not found');
+    const s = await this.client.getTaskStatus({ taskId: id, includeDetails: true });
+    return { status: 200, headers: { 'X-Workflow-ID': s.taskId }, body: statusJson(s) };
+  }
+
+  private async taskEvents(req: Req, _p: Principal): Promise<Reply> {
+    const id = req.params[0];
+    if (!isUuid(id)) throw notFound('Task not found');
+    const after = intParam(req.query, 'after_seq', 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = intParam(req.query, 'limit', 1000, 1, 5000);
+    const r = await this.client.getTaskEvents({ taskId: id, afterSeq: BigInt(after), limit });
+    const events = r.events.map(updateJson);
+    return { status: 200, headers: { 'X-Workflow-ID': id }, body: { workflow_id: id, events, count: events.length } };
+  }
+
+  // --- streaming -------------------------------------------------------------------------
+
+  private openSse(res: HttpResponse, req: Req): void {
+    const cors = corsHeaders(this.cors, req.headers.origin);
+    const conn = new SseConn(res, this);
+    res.onAborted(() => conn.onAborted());
+    const fail = (err: unknown) => {
+      if (!conn.closed) {
+        conn.closed = true;
+        writeReply(res, errorReply(err, this.deps.log), cors);
+      }
+    };
+    try {
+      const wf = req.query.get('workflow_id') ?? '';
+      if (!wf) throw badRequest('workflow_id is required');
+      if (!isUuid(wf)) throw badRequest('invalid workflow_id');
+      const typesRaw = req.query.get('types');
+      const filter = typesRaw ? new Set(typesRaw.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
+      const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
+      const after = parseResumePoint(resumeRaw);
+      if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined) throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
+      const principal = this.auth.authenticate({ headers: req.headers, query: req.query, allowQueryKey: true });
+      const start = () => {
+        if (conn.closed) return;
+        conn.filter = filter && filter.size ? filter : undefined;
+        res.cork(() => {
+          res.writeStatus('200 OK');
+          for (const [k, v] of Object.entries({
+            'Content-Type': 'text/event-stream',
+            'Cache-Control': 'no-cache',
+            Connection: 'keep-alive',
+            'X-Accel-Buffering': 'no',
+            'X-Workflow-ID': wf,
+            ...cors,
+          })) res.writeHeader(k, v);
+          res.write(': stream open\n\n');
+        });
+        this.sse.add(conn);
+        void this.hub
+          .attach(wf, conn, after ?? 0, (a, first) => conn.writeRaw(gapFrame(a, first).frame))
+          .then((feed) => {
+            conn.feed = feed;
+            if (conn.closed) feed.remove(conn);
+          })
+          .catch((err) => {
+            this.deps.log.warn({ err, workflow_id: wf }, 'stream attach failed');
+            conn.drop('stream unavailable');
+          });
+      };
+      if (principal instanceof Promise) principal.then(start, fail);
+      else start();
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  forgetSse(c: SseConn): void {
+    this.sse.delete(c);
+  }
+
+  private wsRoute(): void {
+    interface WsData {
+      wf: string;
+      after: number;
+      sub?: WsSub;
+    }
+    this.app.ws<WsData>('/api/v1/stream/ws', {
+      maxPayloadLength: 64 * 1024,
+      maxBackpressure: this.cfg.maxBufferedBytes,
+      closeOnBackpressureLimit: 1 as unknown as number,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res, rawReq, context) => {
+        const req = copyRequest(rawReq, 0);
+        const key = req.headers['sec-websocket-key'];
+        const protocol = req.headers['sec-websocket-protocol'] ?? '';
+        const extensions = req.headers['sec-websocket-extensions'] ?? '';
+        let aborted = false;
+        res.onAborted(() => {
+          aborted = true;
+        });
+        const cors = corsHeaders(this.cors, req.headers.origin);
+        const reject = (err: unknown) => {
+          if (!aborted) writeReply(res, errorReply(err, this.deps.log), cors);
+        };
+        try {
+          const wf = req.query.get('workflow_id') ?? '';
+          if (!wf) throw badRequest('workflow_id is required');
+          if (!isUuid(wf)) throw badRequest('invalid workflow_id');
+          const after = parseResumePoint(req.query.get('last_event_id') ?? req.headers['last-event-id']) ?? 0;
+          const p = this.auth.authenticate({ headers: req.headers });
+          const go = () => {
+            if (aborted) return;
+            res.cork(() => res.upgrade<WsData>({ wf, after }, key, protocol, extensions, context));
+          };
+          if (p instanceof Promise) p.then(go, reject);
+          else go();
+        } catch (err) {
+          reject(err);
+        }
+      },
+      open: (ws) => {
+        const data = ws.getUserData();
+        const sub = new WsSub(ws);
+        data.sub = sub;
+        void this.hub
+          .attach(data.wf, sub, data.after, (a, first) => sub.sendJson(gapFrame(a, first).json))
+          .then((feed) => {
+            sub.feed = feed;
+            if (sub.closed) feed.remove(sub);
+          })
+          .catch(() => sub.drop('stream unavailable'));
+      },
+      message: () => {
+        /* clients only listen on this socket */
+      },
+      close: (ws) => {
+        const sub = ws.getUserData().sub;
+        if (sub) {
+          sub.closed = true;
+          sub.feed?.remove(sub);
+        }
+      },
+    });
+  }
+
+  /** Heartbeats and the inactivity timeout for SSE connections. */
+  private startTimers(): void {
+    const hb = setInterval(() => {
+      const now = Date.now();
+      const idleMs = this.cfg.inactivitySeconds * 1000;
+      for (const c of this.sse) {
+        if (now - c.lastEventAt > idleMs) c.timeout();
+        else c.heartbeat();
+      }
+    }, Math.min(this.cfg.heartbeatSeconds, this.cfg.inactivitySeconds) * 1000);
+    hb.unref();
+    this.timers.push(hb);
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.cfg.host, this.cfg.port, (sock) => {
+        if (!sock) return reject(new AppError(Code.Unavailable, `gateway could not listen on ${this.cfg.host}:${this.cfg.port}`));
+        this.listenSocket = sock;
+        this.port = uWS.us_socket_local_port(sock);
+        this.startTimers();
+        resolve(this.port);
+      });
+    });
+  }
+
+  /** Stops accepting; ends open streams so clients reconnect elsewhere with Last-Event-ID. */
+  async close(): Promise<void> {
+    this.timers.forEach(clearInterval);
+    if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+    for (const c of [...this.sse]) c.close();
+    this.hub.close();
+    (this.app as unknown as { close?: () => void }).close?.();
+  }
+}
+
+/** One SSE client. */
+export class SseConn implements Subscriber {
+  cursor = 0;
+  filter?: Set<string>;
+  backpressured = false;
+  closed = false;
+  feed?: Feed;
+  lastEventAt = Date.now();
+
+  constructor(private readonly res: HttpResponse, private readonly gw: Gateway) {}
+
+  onAborted(): void {
+    this.closed = true;
+    this.feed?.remove(this);
+    this.gw.forgetSse(this);
+  }
+
+  write(events: Encoded[], shared?: Buffer): boolean {
+    if (this.closed) return false;
+    const buf = shared ?? (events.length === 1 ? events[0].frame : Buffer.concat(events.map((e) => e.frame)));
+    this.lastEventAt = Date.now();
+    return this.writeRaw(buf);
+  }
+
+  writeRaw(buf: Buffer | string): boolean {
+    if (this.closed) return false;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(buf);
+    });
+    if (!ok) {
+      this.backpressured = true;
+      this.res.onWritable(() => {
+        this.backpressured = false;
+        this.feed?.flushOne(this);
+        return true;
+      });
+    }
+    return ok;
+  }
+
+  heartbeat(): void {
+    if (!this.closed && !this.backpressured) this.writeRaw(': heartbeat\n\n');
+  }
+
+  private finish(tail: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.feed?.remove(this);
+    this.gw.forgetSse(this);
+    this.res.cork(() => this.res.end(tail));
+  }
+
+  end(): void {
+    this.finish('event: done\ndata: [DONE]\n\n');
+  }
+
+  timeout(): void {
+    this.finish(': closing after 5 minutes without events; reconnect with Last-Event-ID to resume\n\n');
+  }
+
+  drop(reason: string): void {
+    this.finish(`event: error\ndata: ${JSON.stringify({ error: reason })}\n\n`);
+  }
+
+  close(): void {
+    this.finish(': server shutting down; reconnect with Last-Event-ID to resume\n\n');
+  }
+}
+
+/** One WebSocket stream client: a JSON event per message, STREAM_END last. */
+class WsSub implements Subscriber {
+  cursor = 0;
+  filter = undefined;
+  backpressured = false;
+  closed = false;
+  feed?: Feed;
+
+  constructor(private readonly ws: WebSocket<unknown>) {}
+
+  sendJson(json: string): void {
+    if (!this.closed) this.ws.send(json, false);
+  }
+
+  write(events: Encoded[]): boolean {
+    if (this.closed) return false;
+    this.ws.cork(() => {
+      for (const e of events) this.ws.send(e.json, false);
+    });
+    return true;
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.feed?.remove(this);
+    this.ws.end(1000, 'stream end');
+  }
+
+  drop(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.feed?.remove(this);
+    this.ws.end(1008, reason.slice(0, 120));
+  }
+}
+
+export { toAppError };

@@ -1,0 +1,157 @@
+/**
+ * /openapi.json, generated from the same TypeBox schemas that validate requests.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import * as S from './schemas.js';
+
+const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const err = (description: string) => json(ref('Error'), description);
+const headerParam = (name: string, description: string) => ({ name, in: 'header', required: false, schema: { type: 'string' }, description });
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'Task (workflow) id' };
+const security = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+
+/** Strips TypeBox's symbol keys so the document is plain JSON Schema. */
+const plain = (s: TSchema) => JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
+
+export function buildOpenApi(version: string) {
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Task Orchestration Service',
+      version,
+      description:
+        'Submit natural-language tasks, follow their progress over SSE or WebSocket and read results. ' +
+        'Errors are {"error": <message>}. Authentication (X-API-Key or Authorization: Bearer) is off when GATEWAY_SKIP_AUTH=1.',
+    },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: {
+        ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        BearerAuth: { type: 'http', scheme: 'bearer' },
+        ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+      },
+      schemas: {
+        TaskSubmitRequest: plain(S.TaskSubmitRequest),
+        TaskSubmitResponse: plain(S.TaskSubmitResponse),
+        TaskStreamSubmitResponse: plain(S.TaskStreamSubmitResponse),
+        TaskStatus: plain(S.TaskStatusObject),
+        TaskSummary: plain(S.TaskSummary),
+        TaskList: plain(S.TaskList),
+        Event: plain(S.Event),
+        EventList: plain(S.EventList),
+        Error: plain(S.ErrorBody),
+        Health: plain(S.Health),
+        Readiness: plain(S.Readiness),
+      },
+    },
+    paths: {
+      '/health': { get: { summary: 'Health probe', operationId: 'health', responses: { 200: json(ref('Health')) } } },
+      '/readiness': {
+        get: {
+          summary: 'Readiness probe: checks the orchestrator, NATS and the database',
+          operationId: 'readiness',
+          responses: { 200: json(ref('Readiness')), 503: json(ref('Readiness'), 'Not ready') },
+        },
+      },
+      '/openapi.json': { get: { summary: 'This document', operationId: 'openapi', responses: { 200: { description: 'OpenAPI 3.0 document' } } } },
+      '/api/v1/tasks': {
+        post: {
+          summary: 'Submit a task',
+          operationId: 'submitTask',
+          security,
+          parameters: [
+            headerParam('Idempotency-Key', 'Same key within 24 hours returns the cached response and ignores the new body'),
+            headerParam('traceparent', 'W3C trace context; the trace id is carried into logs and events'),
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('TaskSubmitRequest') } } },
+          responses: {
+            200: { ...json(ref('TaskSubmitResponse'), 'Accepted; the task is QUEUED'), headers: { 'X-Workflow-ID': { schema: { type: 'string' } }, 'X-Session-ID': { schema: { type: 'string' } } } },
+            400: err('Invalid JSON, missing query, or disable_ai combined with a model control'),
+            401: err('Authentication required'),
+          },
+        },
+        get: {
+          summary: 'List tasks, newest first',
+          operationId: 'listTasks',
+          security,
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+            { name: 'session_id', in: 'query', schema: { type: 'string' }, description: 'UUID or external id' },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: [...S.LIST_STATUS_FILTERS] }, description: 'CANCELED is accepted for CANCELLED' },
+          ],
+          responses: { 200: json(ref('TaskList')), 400: err('Invalid limit, offset or status') },
+        },
+      },
+      '/api/v1/tasks/stream': {
+        post: {
+          summary: 'Submit a task and get its stream URL',
+          operationId: 'submitTaskAndStream',
+          security,
+          requestBody: { required: true, content: { 'application/json': { schema: ref('TaskSubmitRequest') } } },
+          responses: { 201: json(ref('TaskStreamSubmitResponse'), 'Created'), 400: err('Invalid request') },
+        },
+      },
+      '/api/v1/tasks/{id}': {
+        get: {
+          summary: 'Task status and result',
+          operationId: 'getTask',
+          security,
+          parameters: [idParam],
+          responses: { 200: json(ref('TaskStatus')), 404: err('Task not found') },
+        },
+      },
+      '/api/v1/tasks/{id}/events': {
+        get: {
+          summary: 'Persisted event history of a task',
+          operationId: 'getTaskEvents',
+          security,
+          parameters: [
+            idParam,
+            { name: 'after_seq', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 5000, default: 1000 } },
+          ],
+          responses: { 200: json(ref('EventList')), 404: err('Task not found') },
+        },
+      },
+      '/api/v1/tasks/{id}/stream': {
+        get: {
+          summary: 'Server-Sent Events of one task (same as /api/v1/stream/sse?workflow_id={id})',
+          operationId: 'streamTask',
+          security,
+          parameters: [idParam, headerParam('Last-Event-ID', 'Resume after this stream id or seq')],
+          responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+        },
+      },
+      '/api/v1/stream/sse': {
+        get: {
+          summary: 'Server-Sent Events of a workflow',
+          description:
+            'Each event has `id: <ms>-<seq>`, `event: <type>` (LLM_PARTIAL as thread.message.delta, LLM_OUTPUT as thread.message.completed) and `data:` JSON (Event). ' +
+            'The stream ends with `event: done` / `data: [DONE]`. A resume point older than the retained events yields `event: REPLAY_GAP` first. ' +
+            'Heartbeat comments every 15 s; closed after 5 minutes without events; a client more than 1 MB behind is dropped with `event: error`.',
+          operationId: 'streamSse',
+          security: [...security, { ApiKeyQuery: [] }],
+          parameters: [
+            { name: 'workflow_id', in: 'query', required: true, schema: { type: 'string', format: 'uuid' } },
+            { name: 'types', in: 'query', schema: { type: 'string' }, description: 'Comma-separated event types' },
+            { name: 'last_event_id', in: 'query', schema: { type: 'string' }, description: 'Stream id <ms>-<seq> or a numeric seq' },
+            { name: 'api_key', in: 'query', schema: { type: 'string' }, description: 'Fallback for clients that cannot set headers' },
+            headerParam('Last-Event-ID', 'Stream id <ms>-<seq> or a numeric seq'),
+          ],
+          responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 400: err('workflow_id missing or invalid') },
+        },
+      },
+      '/api/v1/stream/ws': {
+        get: {
+          summary: 'WebSocket stream of a workflow: one JSON Event per message, STREAM_END last',
+          operationId: 'streamWs',
+          security,
+          parameters: [{ name: 'workflow_id', in: 'query', required: true, schema: { type: 'string', format: 'uuid' } }],
+          responses: { 101: { description: 'Switching protocols' }, 400: err('workflow_id missing or invalid') },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * Request and response schemas: one source for validation (Ajv) and for /openapi.json.
+ * Only OpenAPI 3.0-compatible JSON Schema keywords are used (enum, nullable, no const).
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+import { badRequest } from '../errors/index.js';
+
+export const StringEnum = <T extends string>(values: readonly T[], opts: Record<string, unknown> = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...opts });
+const FreeObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
+const Nullable = <T extends TSchema>(s: T) => Type.Unsafe<Static<T> | null>({ ...s, nullable: true });
+
+export const TASK_STATUS_VALUES = [
+  'TASK_STATUS_UNSPECIFIED', 'TASK_STATUS_QUEUED', 'TASK_STATUS_RUNNING', 'TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED',
+  'TASK_STATUS_PAUSED', 'TASK_STATUS_CANCELLED', 'TASK_STATUS_TIMEOUT',
+] as const;
+export const EXECUTION_MODE_VALUES = ['EXECUTION_MODE_UNSPECIFIED', 'EXECUTION_MODE_SIMPLE', 'EXECUTION_MODE_STANDARD', 'EXECUTION_MODE_COMPLEX'] as const;
+export const LIST_STATUS_FILTERS = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'CANCELED', 'TIMEOUT', 'PAUSED'] as const;
+
+export const TaskSubmitRequest = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 100_000, description: 'Natural-language task description' }),
+    session_id: Type.Optional(Type.String({ maxLength: 255, description: 'Session for multi-turn use; generated when omitted' })),
+    context: Type.Optional(FreeObject('Key-value context (role, system_prompt, prompt_params, template, disable_ai, force_research, force_swarm, ...)')),
+    mode: Type.Optional(StringEnum(['simple', 'standard', 'complex', 'supervisor'] as const, { description: 'Default: auto-detect' })),
+    model_tier: Type.Optional(StringEnum(['small', 'medium', 'large'] as const, { description: 'Default: small' })),
+    model_override: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    provider_override: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    skill: Type.Optional(Type.String({ maxLength: 200 })),
+    research_strategy: Type.Optional(StringEnum(['quick', 'standard', 'deep', 'academic'] as const)),
+    max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    max_concurrent_agents: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    enable_verification: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: true },
+);
+export type TaskSubmitRequest = Static<typeof TaskSubmitRequest>;
+
+export const TaskSubmitResponse = Type.Object({
+  task_id: Type.String(),
+  status: Type.String({ description: 'Submission status, e.g. STATUS_CODE_OK' }),
+  message: Type.Optional(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export const TaskStreamSubmitResponse = Type.Object({
+  workflow_id: Type.String(),
+  task_id: Type.String(),
+  stream_url: Type.String({ description: '/api/v1/stream/sse?workflow_id=<workflow_id>' }),
+});
+
+export const Usage = Type.Object({
+  total_tokens: Type.Integer(),
+  input_tokens: Type.Optional(Type.Integer()),
+  output_tokens: Type.Optional(Type.Integer()),
+  estimated_cost: Type.Optional(Type.Number()),
+});
+
+export const TaskStatusObject = Type.Object({
+  task_id: Type.String(),
+  status: StringEnum(TASK_STATUS_VALUES),
+  result: Type.Optional(Type.String({ description: 'Raw LLM output; absent until completed' })),
+  response: Type.Optional(FreeObject('Parsed JSON, present only when result is valid JSON')),
+  metadata: Type.Optional(FreeObject('model_breakdown, agents_used, citations, ...')),
+  error: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  completed_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+  query: Type.String(),
+  session_id: Type.String(),
+  mode: StringEnum(EXECUTION_MODE_VALUES),
+  model_used: Type.String(),
+  provider: Type.String(),
+  usage: Usage,
+});
+
+export const TokenUsageSummary = Type.Object({
+  total_tokens: Type.Integer(),
+  cost_usd: Type.Number(),
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+});
+
+export const TaskSummary = Type.Object({
+  task_id: Type.String(),
+  query: Type.String(),
+  status: StringEnum(TASK_STATUS_VALUES),
+  mode: StringEnum(EXECUTION_MODE_VALUES),
+  created_at: Type.String({ format: 'date-time' }),
+  completed_at: Nullable(Type.String({ format: 'date-time' })),
+  total_token_usage: Nullable(TokenUsageSummary),
+});
+
+export const TaskList = Type.Object({ tasks: Type.Array(TaskSummary), total_count: Type.Integer() });
+
+export const ListTasksQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  session_id: Type.Optional(Type.String({ description: 'UUID or external id' })),
+  status: Type.Optional(StringEnum(LIST_STATUS_FILTERS)),
+});
+
+export const Event = Type.Object({
+  workflow_id: Type.String(),
+  seq: Type.Integer({ description: 'Per-workflow sequence: 1, 2, 3, ...' }),
+  stream_id: Type.String({ description: '<ms>-<seq>; usable as Last-Event-ID' }),
+  type: Type.String(),
+  agent_id: Type.String(),
+  message: Type.String(),
+  timestamp: Type.String({ format: 'date-time' }),
+  payload: Type.Optional(FreeObject('Event-specific data')),
+});
+
+export const EventList = Type.Object({ workflow_id: Type.String(), events: Type.Array(Event), count: Type.Integer() });
+
+export const ErrorBody = Type.Object({ error: Type.String() });
+
+export const Health = Type.Object({ status: StringEnum(['healthy'] as const), version: Type.String(), time: Type.String() });
+export const Readiness = Type.Object({
+  status: StringEnum(['ready', 'not_ready'] as const),
+  checks: Type.Object({}, { additionalProperties: Type.Object({ ok: Type.Boolean(), latency_ms: Type.Number(), error: Type.Optional(Type.String()) }) }),
+});
+
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false, useDefaults: false });
+ajv.addFormat('date-time', true);
+
+function describe(e: ErrorObject): string {
+  const field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (e.keyword === 'required') return `${(e.params as { missingProperty: string }).missingProperty} is required`;
+  if (e.keyword === 'enum') return `${field} must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+  if (e.keyword === 'minLength' && (e.params as { limit: number }).limit === 1) return `${field} must not be empty`;
+  return `${field || 'body'} ${e.message ?? 'is invalid'}`;
+}
+
+/** Compiles a validator that throws a 400 naming the first invalid field. */
+export function validator<T extends TSchema>(schema: T): (v: unknown) => Static<T> {
+  const check = ajv.compile(schema);
+  return (v) => {
+    if (!check(v)) throw badRequest(describe(check.errors![0]));
+    return v as Static<T>;
+  };
+}

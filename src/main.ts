@@ -1,0 +1,47 @@
+/**
+ * Entry point: `npm start`. Foreground process; SIGTERM/SIGINT shut it down cleanly
+ * (in-flight workflows are handed back to the work queue for another worker).
+ */
+import { ConfigError, loadConfig } from './config/index.js';
+import { createLogger } from './log/index.js';
+import { startApp } from './app.js';
+
+async function main(): Promise<void> {
+  let cfg;
+  try {
+    cfg = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger({ level: cfg.logLevel });
+  const app = await startApp(cfg, log);
+  log.info(
+    { roles: [...cfg.roles], gateway: app.gatewayPort, grpc: app.grpcPort, llm: cfg.llm.provider },
+    app.gatewayPort ? `ready: http://localhost:${app.gatewayPort}` : 'ready',
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      log.error('shutdown took longer than 20 s; exiting');
+      process.exit(1);
+    }, 20_000);
+    force.unref();
+    await app.stop();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

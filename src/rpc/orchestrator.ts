@@ -1,0 +1,281 @@
+/**
+ * OrchestratorService and StreamingService (Connect, gRPC and gRPC-Web compatible).
+ *
+ * SubmitTask: the task row is committed (QUEUED) before the start message is published to
+ * the TASKS work queue with de-duplication id = task id, so an acknowledged submission is
+ * never lost and never started twice. Everything else reads Postgres or the event stream.
+ */
+import { randomUUID } from 'node:crypto';
+import { create, type JsonObject } from '@bufbuild/protobuf';
+import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { DeliverPolicy } from '@nats-io/jetstream';
+import { STREAMS, decodeEvent, parseResumePoint, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
+import { ExecutionMode, ModelTier, StatusCode, TaskStatus, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
+import {
+  GetTaskStatusResponseSchema,
+  OrchestratorService,
+  TaskSummarySchema,
+} from '../gen/svc/v1/orchestrator_pb.js';
+import { StreamingService, TaskUpdateSchema, type TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
+import { AppError, Code, badRequest, notFound, toConnectError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import type { Store, TaskRow } from '../store/index.js';
+import { EXECUTION_MODE, MODES, type Mode, type TaskStart } from '../actors/workflows.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string) => UUID_RE.test(s);
+
+export const TASK_STATUS_NAME: Record<TaskStatus, string> = {
+  [TaskStatus.UNSPECIFIED]: 'TASK_STATUS_UNSPECIFIED',
+  [TaskStatus.QUEUED]: 'TASK_STATUS_QUEUED',
+  [TaskStatus.RUNNING]: 'TASK_STATUS_RUNNING',
+  [TaskStatus.COMPLETED]: 'TASK_STATUS_COMPLETED',
+  [TaskStatus.FAILED]: 'TASK_STATUS_FAILED',
+  [TaskStatus.CANCELLED]: 'TASK_STATUS_CANCELLED',
+  [TaskStatus.TIMEOUT]: 'TASK_STATUS_TIMEOUT',
+  [TaskStatus.PAUSED]: 'TASK_STATUS_PAUSED',
+};
+const TASK_STATUS_BY_NAME = new Map(Object.entries(TASK_STATUS_NAME).map(([k, v]) => [v, Number(k) as TaskStatus]));
+export const taskStatusFromName = (s: string) => TASK_STATUS_BY_NAME.get(s) ?? TaskStatus.UNSPECIFIED;
+
+export const EXECUTION_MODE_NAME: Record<ExecutionMode, string> = {
+  [ExecutionMode.UNSPECIFIED]: 'EXECUTION_MODE_UNSPECIFIED',
+  [ExecutionMode.SIMPLE]: 'EXECUTION_MODE_SIMPLE',
+  [ExecutionMode.STANDARD]: 'EXECUTION_MODE_STANDARD',
+  [ExecutionMode.COMPLEX]: 'EXECUTION_MODE_COMPLEX',
+};
+const EXECUTION_MODE_BY_NAME = new Map(Object.entries(EXECUTION_MODE_NAME).map(([k, v]) => [v, Number(k) as ExecutionMode]));
+export const executionModeFromName = (s: string) => EXECUTION_MODE_BY_NAME.get(s) ?? ExecutionMode.UNSPECIFIED;
+
+const TIER_NAME: Record<ModelTier, 'small' | 'medium' | 'large' | undefined> = {
+  [ModelTier.UNSPECIFIED]: undefined,
+  [ModelTier.SMALL]: 'small',
+  [ModelTier.MEDIUM]: 'medium',
+  [ModelTier.LARGE]: 'large',
+};
+
+/** Auto-detects the mode when none was requested: short single requests are simple. */
+export function detectMode(query: string): Mode {
+  const sentences = query.split(/[.?!]\s+/).filter((s) => s.trim().length > 0).length;
+  return query.length > 300 || sentences > 2 ? 'standard' : 'simple';
+}
+
+export interface OrchestratorDeps {
+  bus: Bus;
+  store: Store;
+  log: Logger;
+  defaultTier: 'small' | 'medium' | 'large';
+}
+
+function rowToStatus(r: TaskRow) {
+  return create(GetTaskStatusResponseSchema, {
+    taskId: r.id,
+    status: taskStatusFromName(r.status),
+    progress: r.status === 'TASK_STATUS_COMPLETED' ? 1 : 0,
+    result: r.result ?? '',
+    errorMessage: r.error ?? '',
+    query: r.query,
+    sessionId: r.session_id,
+    userId: r.user_id ?? '',
+    mode: executionModeFromName(r.mode),
+    modelUsed: r.model_used,
+    provider: r.provider,
+    usage: create(TokenUsageSchema, {
+      promptTokens: r.input_tokens,
+      completionTokens: r.output_tokens,
+      totalTokens: r.total_tokens,
+      costUsd: r.cost_usd,
+      model: r.model_used,
+    }),
+    metadata: (r.metadata ?? {}) as JsonObject,
+    createdAt: timestampFromDate(r.created_at),
+    updatedAt: timestampFromDate(r.updated_at),
+    completedAt: r.completed_at ? timestampFromDate(r.completed_at) : undefined,
+  });
+}
+
+function rowToSummary(r: TaskRow) {
+  return create(TaskSummarySchema, {
+    taskId: r.id,
+    query: r.query,
+    status: taskStatusFromName(r.status),
+    mode: executionModeFromName(r.mode),
+    createdAt: timestampFromDate(r.created_at),
+    completedAt: r.completed_at ? timestampFromDate(r.completed_at) : undefined,
+    totalTokenUsage: r.total_tokens || r.completed_at
+      ? create(TokenUsageSchema, { promptTokens: r.input_tokens, completionTokens: r.output_tokens, totalTokens: r.total_tokens, costUsd: r.cost_usd, model: r.model_used })
+      : undefined,
+    sessionId: r.session_id,
+  });
+}
+
+const enc = new TextEncoder();
+
+export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<typeof OrchestratorService> {
+  const wrap = <A extends unknown[], R>(fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
+    try {
+      return await fn(...a);
+    } catch (err) {
+      if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'rpc failed');
+      throw toConnectError(err);
+    }
+  };
+  const unimplemented = (what: string) => async (): Promise<never> => {
+    throw toConnectError(new AppError(Code.Unimplemented, `${what} is not implemented yet`));
+  };
+
+  return {
+    submitTask: wrap(async (req) => {
+      const query = req.query.trim();
+      if (!query) throw badRequest('query is required');
+      const md = req.metadata;
+      const opts = req.options;
+      const taskId = randomUUID();
+      const sessionId = md?.sessionId || randomUUID();
+      const modeName = (opts?.modeName || '') as Mode | '';
+      if (modeName && !MODES.includes(modeName)) throw badRequest(`invalid mode: ${modeName}`);
+      const mode: Mode = modeName || detectMode(query);
+      const context = (req.context ?? {}) as Record<string, unknown>;
+      const createdAt = new Date();
+      const tier = TIER_NAME[opts?.modelTier ?? ModelTier.UNSPECIFIED] ?? d.defaultTier;
+      const traceId = md?.labels?.trace_id || undefined;
+      const userId = md?.userId && isUuid(md.userId) ? md.userId : undefined;
+      const tenantId = md?.tenantId && isUuid(md.tenantId) ? md.tenantId : undefined;
+      const options: Record<string, unknown> = {
+        mode: modeName || undefined,
+        model_tier: tier,
+        model_override: opts?.modelOverride || undefined,
+        provider_override: opts?.providerOverride || undefined,
+        skill: opts?.skill || undefined,
+        research_strategy: opts?.researchStrategy || undefined,
+        max_iterations: opts?.maxIterations || undefined,
+        max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
+        enable_verification: opts?.enableVerification || undefined,
+      };
+      await d.store.insertTask({ id: taskId, sessionId, userId, tenantId, query, context, options, mode: EXECUTION_MODE[mode], traceId, createdAt });
+      const start: TaskStart = {
+        task_id: taskId,
+        session_id: sessionId,
+        user_id: userId,
+        tenant_id: tenantId,
+        query,
+        context,
+        mode,
+        model_tier: tier,
+        model_override: opts?.modelOverride || undefined,
+        provider_override: opts?.providerOverride || undefined,
+        max_iterations: opts?.maxIterations || undefined,
+        max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
+        trace_id: traceId,
+        submitted_at: createdAt.toISOString(),
+      };
+      await d.bus.js.publish(subjects.taskStart(taskId), enc.encode(JSON.stringify(start)), { msgID: taskId });
+      d.log.debug({ workflow_id: taskId, trace_id: traceId, mode }, 'task submitted');
+      return {
+        workflowId: taskId,
+        taskId,
+        status: StatusCode.OK,
+        message: 'Task submitted successfully',
+        createdAt: timestampFromDate(createdAt),
+        sessionId,
+      };
+    }),
+
+    getTaskStatus: wrap(async (req) => {
+      if (!isUuid(req.taskId)) throw notFound('Task not found');
+      const row = await d.store.getTask(req.taskId);
+      if (!row) throw notFound('Task not found');
+      return rowToStatus(row);
+    }),
+
+    listTasks: wrap(async (req) => {
+      const limit = req.limit || 20;
+      if (limit < 1 || limit > 100) throw badRequest('limit must be between 1 and 100');
+      if (req.offset < 0) throw badRequest('offset must be >= 0');
+      const { rows, total } = await d.store.listTasks({
+        limit,
+        offset: req.offset,
+        sessionId: req.sessionId || undefined,
+        status: req.filterStatus ? TASK_STATUS_NAME[req.filterStatus] : undefined,
+        userId: req.userId || undefined,
+        tenantId: req.tenantId || undefined,
+      });
+      return { tasks: rows.map(rowToSummary), totalCount: total };
+    }),
+
+    getTaskEvents: wrap(async (req) => {
+      if (!isUuid(req.taskId)) throw notFound('Task not found');
+      const row = await d.store.getTask(req.taskId);
+      if (!row) throw notFound('Task not found');
+      const events = await d.store.listEvents(req.taskId, Number(req.afterSeq), req.limit || 1000);
+      return {
+        events: events.map((e) =>
+          create(TaskUpdateSchema, {
+            workflowId: e.workflow_id,
+            type: e.type,
+            agentId: e.agent_id,
+            message: e.message,
+            timestamp: timestampFromDate(e.ts),
+            seq: BigInt(e.seq),
+            streamId: e.stream_id,
+            payload: (e.payload ?? undefined) as JsonObject | undefined,
+          }),
+        ),
+      };
+    }),
+
+    cancelTask: unimplemented('CancelTask'),
+    pauseTask: unimplemented('PauseTask'),
+    resumeTask: unimplemented('ResumeTask'),
+    getControlState: unimplemented('GetControlState'),
+    getSessionContext: unimplemented('GetSessionContext'),
+    listTemplates: wrap(async () => ({ templates: [] })),
+    approveTask: unimplemented('ApproveTask'),
+    getPendingApprovals: wrap(async () => ({ approvals: [] })),
+  };
+}
+
+export function eventToUpdate(e: WorkflowEvent): TaskUpdate {
+  return create(TaskUpdateSchema, {
+    workflowId: e.workflow_id,
+    type: e.type,
+    agentId: e.agent_id,
+    message: e.message,
+    timestamp: timestampFromDate(new Date(e.timestamp)),
+    seq: BigInt(e.seq),
+    streamId: e.stream_id,
+    payload: (e.payload ?? undefined) as JsonObject | undefined,
+  });
+}
+
+/** StreamTaskExecution: replays stored events after the resume point, then follows live until STREAM_END. */
+export function createStreamingService(d: { bus: Bus; log: Logger }): ServiceImpl<typeof StreamingService> {
+  return {
+    async *streamTaskExecution(req, ctx) {
+      if (!req.workflowId || !isUuid(req.workflowId)) throw toConnectError(badRequest('workflow_id is required'));
+      const after = parseResumePoint(req.lastStreamId) ?? Number(req.lastEventId ?? 0n);
+      const types = new Set(req.types.filter(Boolean));
+      const consumer = await d.bus.js.consumers.get(STREAMS.events, {
+        filter_subjects: subjects.events(req.workflowId),
+        deliver_policy: DeliverPolicy.All,
+      });
+      const msgs = await consumer.consume();
+      const onAbort = () => void msgs.close();
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        for await (const m of msgs) {
+          const e = decodeEvent(m.data);
+          if (e.seq <= after) continue;
+          if (!types.size || types.has(e.type)) yield eventToUpdate(e);
+          if (e.type === 'STREAM_END') break;
+        }
+      } finally {
+        ctx.signal.removeEventListener('abort', onAbort);
+        await msgs.close().catch(() => {});
+      }
+    },
+  };
+}
+
+export { timestampDate };
