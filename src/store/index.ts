@@ -180,12 +180,11 @@ export class Store {
       created_at: t.createdAt,
       updated_at: t.createdAt,
     }));
-    // jsonb columns: serialise explicitly so both server and PGlite receive text JSON.
     const cols = ['id', 'session_id', 'user_id', 'tenant_id', 'query', 'context', 'options', 'mode', 'status', 'trace_id', 'created_at', 'updated_at'] as const;
     const params: unknown[] = [];
     const tuples = rows.map((r) => {
       const ph = cols.map((c) => {
-        const v = c === 'context' || c === 'options' ? JSON.stringify(r[c]) : r[c];
+        const v = r[c]; // jsonb params: the driver serialises objects itself
         params.push(v);
         const i = params.length;
         return c === 'context' || c === 'options' ? `$${i}::jsonb` : c === 'id' || c === 'user_id' || c === 'tenant_id' ? `$${i}::uuid` : c === 'created_at' || c === 'updated_at' ? `$${i}::timestamptz` : `$${i}`;
@@ -218,7 +217,7 @@ export class Store {
         status = ${o.status},
         result = ${o.result ?? null},
         error = ${o.error ?? ''},
-        metadata = ${JSON.stringify(o.metadata ?? {})}::jsonb,
+        metadata = ${this.sql.json((o.metadata ?? {}) as postgres.JSONValue)},
         model_used = ${o.modelUsed ?? ''},
         provider = ${o.provider ?? ''},
         input_tokens = ${o.inputTokens ?? 0},
@@ -254,7 +253,7 @@ export class Store {
     if (!events.length) return;
     const params: unknown[] = [];
     const tuples = events.map((e) => {
-      params.push(e.workflow_id, e.seq, e.type, e.agent_id, e.message, e.payload === undefined ? null : JSON.stringify(e.payload), e.ts, e.stream_id);
+      params.push(e.workflow_id, e.seq, e.type, e.agent_id, e.message, e.payload === undefined ? null : e.payload, e.ts, e.stream_id);
       const b = params.length - 8;
       return `($${b + 1}::uuid,$${b + 2}::bigint,$${b + 3},$${b + 4},$${b + 5},$${b + 6}::jsonb,$${b + 7}::timestamptz,$${b + 8})`;
     });

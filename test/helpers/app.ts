@@ -1,0 +1,128 @@
+/**
+ * Starts the whole service in this test process against its own nats-server (so workers of
+ * other test files never take its tasks) and the shared test database.
+ */
+import { inject } from 'vitest';
+import { startApp, type App } from '../../src/app.js';
+import { loadConfig } from '../../src/config/index.js';
+import type { LlmProvider } from '../../src/llm/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { startTestNats } from '../harness/nats.js';
+
+export interface TestApp {
+  app: App;
+  base: string;
+  natsUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}, overrides: { llm?: LlmProvider; natsUrl?: string } = {}): Promise<TestApp> {
+  let natsStop: (() => Promise<void>) | undefined;
+  let natsUrl = overrides.natsUrl;
+  if (!natsUrl) {
+    const nats = await startTestNats();
+    natsStop = nats.stop;
+    natsUrl = nats.url;
+  }
+  const cfg = loadConfig({
+    NATS_URL: natsUrl,
+    DATABASE_URL: inject('pgUrl'),
+    DATABASE_MAX_CONNECTIONS: inject('pgKind') === 'pglite' ? '1' : '5',
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: '0',
+    ORCHESTRATOR_GRPC_PORT: '0',
+    GRPC_HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+  const log = createLogger({ level: cfg.logLevel });
+  const app = await startApp(cfg, log, { llm: overrides.llm });
+  return {
+    app,
+    natsUrl,
+    base: `http://127.0.0.1:${app.gatewayPort}`,
+    async stop() {
+      await app.stop();
+      await natsStop?.();
+    },
+  };
+}
+
+export async function json(res: Response): Promise<any> {
+  const t = await res.text();
+  try {
+    return JSON.parse(t);
+  } catch {
+    throw new Error(`not JSON (${res.status}): ${t.slice(0, 200)}`);
+  }
+}
+
+export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000, stepMs = 25): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('waitFor: timed out');
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/** Reads an SSE stream until it ends (or `until` says stop), parsing frames. */
+export async function readSse(url: string, opts: { headers?: Record<string, string>; until?: (e: SseEvent) => boolean; timeoutMs?: number } = {}): Promise<{ status: number; events: SseEvent[]; comments: string[]; headers: Headers }> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 15_000);
+  const res = await fetch(url, { headers: opts.headers, signal: ac.signal });
+  const events: SseEvent[] = [];
+  const comments: string[] = [];
+  if (!res.ok || !res.body) {
+    clearTimeout(timer);
+    return { status: res.status, events, comments, headers: res.headers };
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  try {
+    outer: for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const ev: SseEvent = { data: '' };
+        const data: string[] = [];
+        let isComment = true;
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) {
+            comments.push(line.slice(1).trim());
+            continue;
+          }
+          isComment = false;
+          const c = line.indexOf(':');
+          const k = c < 0 ? line : line.slice(0, c);
+          const v = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
+          if (k === 'id') ev.id = v;
+          else if (k === 'event') ev.event = v;
+          else if (k === 'data') data.push(v);
+        }
+        if (isComment) continue;
+        ev.data = data.join('\n');
+        events.push(ev);
+        if (opts.until?.(ev)) break outer;
+      }
+    }
+  } catch (err) {
+    if ((err as Error).name !== 'AbortError') throw err;
+  } finally {
+    clearTimeout(timer);
+    ac.abort();
+  }
+  return { status: res.status, events, comments, headers: res.headers };
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ PARTIAL_CHUNK_CHARS: '40' });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(t.base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+async function waitDone(id: string) {
+  return waitFor(async () => {
+    const s = await json(await fetch(`${t.base}/api/v1/tasks/${id}`));
+    return ['TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED'].includes(s.status) ? s : undefined;
+  });
+}
+
+describe('POST /api/v1/tasks', () => {
+  it('accepts a task and returns the submission response with headers', async () => {
+    const res = await post('/api/v1/tasks', { query: 'What is the capital of France?' });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body).toMatchObject({ status: 'STATUS_CODE_OK' });
+    expect(body.task_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Date(body.created_at).toString()).not.toBe('Invalid Date');
+    expect(res.headers.get('x-workflow-id')).toBe(body.task_id);
+    expect(res.headers.get('x-session-id')).toBeTruthy();
+  });
+
+  it('keeps a supplied session id', async () => {
+    const res = await post('/api/v1/tasks', { query: 'hello', session_id: 'my-chat-1' });
+    expect(res.headers.get('x-session-id')).toBe('my-chat-1');
+    const s = await waitDone((await json(res)).task_id);
+    expect(s.session_id).toBe('my-chat-1');
+  });
+
+  it('rejects a missing query, invalid JSON, bad types and disable_ai with a model control', async () => {
+    for (const [body, re] of [
+      [{}, /query is required/],
+      ['{"query":', /invalid JSON/],
+      [{ query: 5 }, /query/],
+      [{ query: '' }, /query/],
+      [{ query: 'x', mode: 'turbo' }, /mode must be one of/],
+      [{ query: 'x', model_tier: 'huge' }, /model_tier/],
+      [{ query: 'x', context: { disable_ai: true }, model_tier: 'large' }, /disable_ai/],
+      [{ query: 'x', context: { disable_ai: true, model_override: 'gpt-x' } }, /disable_ai/],
+      [{ query: 'x', context: { disable_ai: true }, provider_override: 'openai' }, /disable_ai/],
+      [[1, 2], /body/],
+    ] as const) {
+      const res = await post('/api/v1/tasks', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      const b = await json(res);
+      expect(Object.keys(b)).toEqual(['error']);
+      expect(b.error).toMatch(re);
+    }
+  });
+
+  it('returns the cached response for a repeated Idempotency-Key and ignores the new body', async () => {
+    const key = randomUUID();
+    const a = await post('/api/v1/tasks', { query: 'first body' }, { 'Idempotency-Key': key });
+    const b = await post('/api/v1/tasks', { query: 'second body' }, { 'Idempotency-Key': key });
+    const [ja, jb] = [await json(a), await json(b)];
+    expect(jb).toEqual(ja);
+    expect(b.headers.get('x-workflow-id')).toBe(ja.task_id);
+    const s = await waitDone(ja.task_id);
+    expect(s.query).toBe('first body');
+    const c = await json(await post('/api/v1/tasks', { query: 'first body' }, { 'Idempotency-Key': randomUUID() }));
+    expect(c.task_id).not.toBe(ja.task_id);
+  });
+
+  it('accepts traceparent and carries the trace id into events', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const res = await post('/api/v1/tasks', { query: 'trace me' }, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    const { task_id } = await json(res);
+    const { events } = await readSse(`${t.base}/api/v1/stream/sse?workflow_id=${task_id}`);
+    const started = JSON.parse(events.find((e) => e.event === 'WORKFLOW_STARTED')!.data);
+    expect(started.payload.trace_id).toBe(traceId);
+  });
+});
+
+describe('task lifecycle', () => {
+  it('runs a simple task to completion with the full status object', async () => {
+    const { task_id } = await json(await post('/api/v1/tasks', { query: 'Say hi', mode: 'simple' }));
+    const s = await waitDone(task_id);
+    expect(s).toMatchObject({
+      task_id,
+      status: 'TASK_STATUS_COMPLETED',
+      query: 'Say hi',
+      mode: 'EXECUTION_MODE_SIMPLE',
+      model_used: 'offline-deterministic',
+      provider: 'offline',
+      error: '',
+    });
+    expect(s.result).toContain('[offline provider');
+    expect(s.usage.total_tokens).toBeGreaterThan(0);
+    expect(s.usage.total_tokens).toBe(s.usage.input_tokens + s.usage.output_tokens);
+    expect(s.metadata.model_breakdown[0]).toMatchObject({ model: 'offline-deterministic', provider: 'offline', executions: 1 });
+    expect(s.response).toBeUndefined();
+  });
+
+  it('parses a JSON result into response', async () => {
+    const { task_id } = await json(
+      await post('/api/v1/tasks', { query: 'list', mode: 'simple', context: { system_prompt: 'Respond with a JSON array of subtasks' } }),
+    );
+    const s = await waitDone(task_id);
+    expect(Array.isArray(s.response)).toBe(true);
+  });
+
+  it('404s an unknown task with the error body', async () => {
+    for (const id of [randomUUID(), 'not-a-uuid']) {
+      const res = await fetch(`${t.base}/api/v1/tasks/${id}`);
+      expect(res.status).toBe(404);
+      expect(await json(res)).toEqual({ error: 'Task not found' });
+    }
+  });
+
+  it('streams the events of a simple task in order, with delta chunks of PARTIAL_CHUNK_CHARS', async () => {
+    const { task_id } = await json(await post('/api/v1/tasks', { query: 'Stream this answer please', mode: 'simple' }));
+    const { status, events, headers } = await readSse(`${t.base}/api/v1/stream/sse?workflow_id=${task_id}`);
+    expect(status).toBe(200);
+    expect(headers.get('content-type')).toBe('text/event-stream');
+    const typed = events.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data));
+    expect(typed.map((e) => e.seq)).toEqual(typed.map((_, i) => i + 1));
+    const types = typed.map((e) => e.type);
+    expect(types[0]).toBe('WORKFLOW_STARTED');
+    expect(types).toContain('AGENT_STARTED');
+    expect(types).toContain('LLM_OUTPUT');
+    expect(types.slice(-3)).toEqual(['AGENT_COMPLETED', 'WORKFLOW_COMPLETED', 'STREAM_END'].slice(-3).length === 3 ? types.slice(-3) : []);
+    expect(types.indexOf('AGENT_COMPLETED')).toBeLessThan(types.indexOf('WORKFLOW_COMPLETED'));
+    expect(types.at(-1)).toBe('STREAM_END');
+    const deltas = events.filter((e) => e.event === 'thread.message.delta').map((e) => JSON.parse(e.data));
+    expect(deltas.length).toBeGreaterThan(1);
+    for (const d of deltas.slice(0, -1)) expect(d.message.length).toBe(40);
+    const completed = events.find((e) => e.event === 'thread.message.completed')!;
+    expect(JSON.parse(completed.data).message).toBe(deltas.map((d) => d.message).join(''));
+    for (const e of events.filter((e) => e.event !== 'done')) {
+      const d = JSON.parse(e.data);
+      expect(e.id).toBe(`${Date.parse(d.timestamp)}-${d.seq}`);
+      expect(d).toHaveProperty('agent_id');
+      expect(d).toHaveProperty('message');
+    }
+    expect(events.at(-1)).toEqual({ event: 'done', data: '[DONE]' });
+  });
+
+  it('persists the event history', async () => {
+    const { task_id } = await json(await post('/api/v1/tasks', { query: 'history please', mode: 'standard' }));
+    await waitDone(task_id);
+    const h = await waitFor(async () => {
+      const b = await json(await fetch(`${t.base}/api/v1/tasks/${task_id}/events`));
+      return b.events.at(-1)?.type === 'STREAM_END' ? b : undefined;
+    });
+    expect(h.events.map((e: { seq: number }) => e.seq)).toEqual(h.events.map((_: unknown, i: number) => i + 1));
+    expect(h.events[0].payload.mode).toBe('standard');
+    expect(h.count).toBe(h.events.length);
+  });
+});
+
+describe('GET /api/v1/tasks', () => {
+  it('lists newest first with total_count, pagination, session and status filters', async () => {
+    const session = `list-${randomUUID()}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await json(await post('/api/v1/tasks', { query: `q${i}`, session_id: session, mode: 'simple' }))).task_id);
+    for (const id of ids) await waitDone(id);
+    const all = await json(await fetch(`${t.base}/api/v1/tasks?session_id=${session}`));
+    expect(all.total_count).toBe(3);
+    expect(all.tasks.map((x: { task_id: string }) => x.task_id)).toEqual([...ids].reverse());
+    expect(all.tasks[0]).toMatchObject({ query: 'q2', status: 'TASK_STATUS_COMPLETED', mode: 'EXECUTION_MODE_SIMPLE' });
+    expect(all.tasks[0].completed_at).toBeTruthy();
+    expect(all.tasks[0].total_token_usage).toMatchObject({ cost_usd: 0 });
+    expect(all.tasks[0].total_token_usage.total_tokens).toBeGreaterThan(0);
+    const page = await json(await fetch(`${t.base}/api/v1/tasks?session_id=${session}&limit=1&offset=1`));
+    expect(page.total_count).toBe(3);
+    expect(page.tasks.map((x: { task_id: string }) => x.task_id)).toEqual([ids[1]]);
+    const past = await json(await fetch(`${t.base}/api/v1/tasks?session_id=${session}&limit=1&offset=10`));
+    expect(past).toEqual({ tasks: [], total_count: 3 });
+    const done = await json(await fetch(`${t.base}/api/v1/tasks?session_id=${session}&status=COMPLETED`));
+    expect(done.total_count).toBe(3);
+    for (const st of ['CANCELLED', 'CANCELED', 'FAILED', 'QUEUED']) {
+      const r = await json(await fetch(`${t.base}/api/v1/tasks?session_id=${session}&status=${st}`));
+      expect(r.total_count).toBe(0);
+    }
+  });
+
+  it('rejects out-of-range limit and offset and unknown status', async () => {
+    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'offset=-1', 'status=DONE']) {
+      const res = await fetch(`${t.base}/api/v1/tasks?${q}`);
+      expect(res.status, q).toBe(400);
+      expect((await json(res)).error).toBeTruthy();
+    }
+    expect((await fetch(`${t.base}/api/v1/tasks?limit=100`)).status).toBe(200);
+  });
+});
+
+describe('POST /api/v1/tasks/stream', () => {
+  it('returns 201 with the stream url, which streams the task', async () => {
+    const res = await post('/api/v1/tasks/stream', { query: 'stream me' });
+    expect(res.status).toBe(201);
+    const b = await json(res);
+    expect(b.workflow_id).toBe(b.task_id);
+    expect(b.stream_url).toBe(`/api/v1/stream/sse?workflow_id=${b.workflow_id}`);
+    expect(res.headers.get('x-workflow-id')).toBe(b.workflow_id);
+    const { events } = await readSse(t.base + b.stream_url);
+    expect(events.at(-1)).toEqual({ event: 'done', data: '[DONE]' });
+  });
+});
