@@ -62,20 +62,17 @@ export class WorkflowContext {
   }
 
   /**
-   * Rehydrates from the journal and the event stream. Only needed when the start message was
-   * delivered before (redelivery after a crash, or a hand-back): a first delivery has neither.
+   * Rehydrates from the event stream and the journal. One direct read of the last event
+   * decides: no event means a fresh workflow (steps journal only after emitting events).
+   * Returns whether there was anything to rehydrate.
    */
-  async rehydrate(): Promise<void> {
+  async rehydrate(): Promise<boolean> {
     const { jsm, journal } = this.deps;
-    const [last, keys] = await Promise.all([
-      jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) }).catch(() => null),
-      journal.keys(kvKeys.journalPrefix(this.workflowId)).then(async (it) => {
-        const out: string[] = [];
-        for await (const k of it) out.push(k);
-        return out;
-      }),
-    ]);
-    if (last) this.seq = decodeEvent(last.data).seq;
+    const last = await jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) });
+    if (!last) return false;
+    this.seq = decodeEvent(last.data).seq;
+    const keys: string[] = [];
+    for await (const k of await journal.keys(kvKeys.journalPrefix(this.workflowId))) keys.push(k);
     await Promise.all(
       keys.map(async (k) => {
         const e = await journal.get(k);
@@ -88,6 +85,7 @@ export class WorkflowContext {
     );
     // Events beyond the last journaled step mean a step was cut off mid-way.
     this.recoveredAfterCrash = this.seq > this.lastJournaledSeq;
+    return true;
   }
 
   isRecorded(step: string): boolean {

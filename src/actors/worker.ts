@@ -79,9 +79,16 @@ export class Worker {
       msg.term();
       return;
     }
+    const running = this.active.get(task.task_id);
+    if (running) {
+      // A second delivery of a message this worker is already running (redelivery raced
+      // the in-progress ack): keep one actor, and ack/heartbeat through the newest delivery.
+      running.msg = msg;
+      return;
+    }
     const entry: { msg: JsMsg; ctx?: WorkflowContext; done: Promise<void> } = { msg, done: Promise.resolve() };
     this.active.set(task.task_id, entry);
-    entry.done = this.runActor(task, msg, entry)
+    entry.done = this.runActor(task, entry)
       .catch((err) => this.log.error({ err, workflow_id: task.task_id }, 'actor crashed'))
       .finally(() => {
         this.active.delete(task.task_id);
@@ -89,17 +96,19 @@ export class Worker {
       });
   }
 
-  private async runActor(task: TaskStart, msg: JsMsg, entry: { ctx?: WorkflowContext }): Promise<void> {
+  private async runActor(task: TaskStart, entry: { msg: JsMsg; ctx?: WorkflowContext }): Promise<void> {
     const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
     const ctx = new WorkflowContext(task.task_id, { js: this.bus.js, jsm: this.bus.jsm, journal: this.bus.kv.journal, log });
     entry.ctx = ctx;
-    const redelivered = msg.info.redelivered || msg.info.deliveryCount > 1;
+    const first = entry.msg;
+    log.debug({ delivery: first.info.deliveryCount }, 'workflow actor activated');
     const timeoutMs = this.opts.taskTimeoutSeconds * 1000 - (Date.now() - Date.parse(task.submitted_at));
     const timer = setTimeout(() => ctx.abort.abort(new TimeoutReached('time limit exceeded')), Math.max(0, timeoutMs));
     try {
-      if (redelivered) {
-        await ctx.rehydrate();
-        log.info({ delivery: msg.info.deliveryCount, last_seq: ctx.lastSeq }, 'workflow actor re-activated');
+      // The delivery count is only a hint (it is not reliable across nak/redelivery), so every
+      // activation asks the event stream: a workflow with no event yet has no journal either.
+      if (await ctx.rehydrate()) {
+        log.info({ delivery: first.info.deliveryCount, last_seq: ctx.lastSeq }, 'workflow actor re-activated');
       }
       await ctx.step('start', async () => {
         const at = new Date();
@@ -114,29 +123,29 @@ export class Worker {
       });
       const outcome = await this.withRetries(ctx, () => runWorkflow(ctx, this.deps, task), log);
       await this.finish(ctx, task, outcome);
-      msg.ack();
+      entry.msg.ack();
     } catch (err) {
       if (err instanceof HandBack || (ctx.signal.aborted && ctx.signal.reason instanceof HandBack)) {
         await ctx.flush().catch(() => {});
         log.info('workflow handed back');
-        msg.nak();
+        entry.msg.nak();
         return;
       }
       if (err instanceof TimeoutReached || ctx.signal.reason instanceof TimeoutReached) {
         await this.finish(ctx, task, { status: 'TASK_STATUS_TIMEOUT', error: 'time limit exceeded' });
-        msg.ack();
+        entry.msg.ack();
         return;
       }
       const app = toAppError(err);
-      if (app.retryable && msg.info.deliveryCount < this.opts.maxDeliver) {
-        log.warn({ err, delivery: msg.info.deliveryCount }, 'workflow failed with a retryable error; redelivering');
+      if (app.retryable && entry.msg.info.deliveryCount < this.opts.maxDeliver) {
+        log.warn({ err, delivery: entry.msg.info.deliveryCount }, 'workflow failed with a retryable error; redelivering');
         await ctx.flush().catch(() => {});
-        msg.nak(Math.min(30_000, 1000 * 2 ** msg.info.deliveryCount));
+        entry.msg.nak(Math.min(30_000, 1000 * 2 ** entry.msg.info.deliveryCount));
         return;
       }
       log.error({ err }, 'workflow failed');
       await this.finish(ctx, task, { status: 'TASK_STATUS_FAILED', error: app.isPublic ? app.message : `internal error: ${app.message}` });
-      msg.ack();
+      entry.msg.ack();
     } finally {
       clearTimeout(timer);
     }

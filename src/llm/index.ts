@@ -16,12 +16,30 @@ export interface ChatMessage {
   content: string;
 }
 
+/** A function the model may call; `parameters` is a JSON Schema object. */
+export interface LlmTool {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
+
+/** A tool call requested by the model; `arguments` is the model's JSON text, unparsed. */
+export interface LlmToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 export interface LlmRequest {
   messages: ChatMessage[];
   tier: 'small' | 'medium' | 'large';
+  /** Overrides the tier's model; empty means none. */
   model?: string;
   maxTokens: number;
   temperature: number;
+  /** Functions offered to the model (providers that support tool calling). */
+  tools?: LlmTool[];
+  toolChoice?: 'auto' | 'none' | 'required';
   signal?: AbortSignal;
 }
 
@@ -38,6 +56,8 @@ export interface LlmResult {
   provider: string;
   finishReason: string;
   usage: LlmUsage;
+  /** Tool calls the model requested, in order (absent when there were none). */
+  toolCalls?: LlmToolCall[];
 }
 
 export interface LlmProvider {
@@ -47,10 +67,15 @@ export interface LlmProvider {
 
 export class LlmError extends AppError {
   override name = 'LlmError';
+  /** HTTP status of the provider's response, when there was one. */
+  readonly status?: number;
   constructor(message: string, opts: { retryable: boolean; status?: number; cause?: unknown }) {
     super(opts.retryable ? Code.Unavailable : Code.FailedPrecondition, message, { retryable: opts.retryable, cause: opts.cause });
+    if (opts.status) this.status = opts.status;
   }
 }
+
+const abortedError = (cause?: unknown) => new LlmError('request aborted', { retryable: true, cause });
 
 /** Rough token estimate used where a provider reports no usage: ~4 characters per token. */
 export const estimateTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
@@ -68,13 +93,18 @@ export class OfflineProvider implements LlmProvider {
   constructor(private readonly opts: { chunkDelayMs: number; chunkChars?: number } = { chunkDelayMs: 0 }) {}
 
   async complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
+    if (req.signal?.aborted) throw abortedError();
     const text = offlineAnswer(req.messages);
-    const chunkChars = this.opts.chunkChars ?? 48;
+    const chunkChars = Math.max(2, this.opts.chunkChars ?? 48);
     if (onDelta) {
-      for (let i = 0; i < text.length; i += chunkChars) {
-        if (req.signal?.aborted) throw new LlmError('request aborted', { retryable: true });
+      for (let i = 0; i < text.length; ) {
+        // Never split a surrogate pair: each delta must be valid text on its own (it is sent as JSON).
+        let end = Math.min(text.length, i + chunkChars);
+        if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+        if (req.signal?.aborted) throw abortedError();
         if (this.opts.chunkDelayMs > 0) await sleep(this.opts.chunkDelayMs, req.signal);
-        onDelta(text.slice(i, i + chunkChars));
+        onDelta(text.slice(i, end));
+        i = end;
       }
     }
     const inputTokens = req.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
@@ -98,7 +128,7 @@ function offlineAnswer(messages: ChatMessage[]): string {
     const parts = splitIntoSubtasks(user);
     return JSON.stringify(parts.map((p, i) => ({ id: `subtask-${i + 1}`, description: p })));
   }
-  const q = user.length > 400 ? `${user.slice(0, 400)}...` : user;
+  const q = user.length > 400 ? `${user.slice(0, isHighSurrogate(user.charCodeAt(399)) ? 399 : 400)}...` : user;
   return `${OFFLINE_LABEL} Request ${digest}: "${q}". ` +
     'This deterministic answer restates the request so the workflow can run end to end; ' +
     'configure LLM_BASE_URL and LLM_API_KEY to get answers from a real model.';
@@ -112,13 +142,21 @@ function splitIntoSubtasks(q: string): string[] {
   return out;
 }
 
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    if (signal?.aborted) return reject(abortedError());
+    const onAbort = () => {
       clearTimeout(t);
-      reject(new LlmError('request aborted', { retryable: true }));
-    }, { once: true });
+      reject(abortedError());
+    };
+    // The listener is removed when the timer fires: one long-lived signal serves many sleeps.
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -129,6 +167,7 @@ export interface OpenAiProviderOptions {
   models: Record<'small' | 'medium' | 'large', string>;
   /** USD per 1k prompt / completion tokens by model, for cost accounting. */
   prices?: Record<string, { prompt: number; completion: number }>;
+  /** Longest wait for the response headers, and then between two streamed chunks. */
   timeoutMs: number;
   providerName?: string;
 }
@@ -148,24 +187,59 @@ export class OpenAiProvider implements LlmProvider {
   }
 
   async complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
-    const model = req.model ?? this.opts.models[req.tier];
+    const model = req.model || this.opts.models[req.tier];
+    if (req.signal?.aborted) throw abortedError(req.signal.reason);
     let text = '';
     let finishReason = 'stop';
     let usage: OpenAI.CompletionUsage | undefined;
     let reportedModel = model;
+    const tools = new ToolCallAccumulator();
+
+    // One controller for the caller's signal and the idle timeout. The SDK's own timeout stops
+    // at the response headers, and its stream ends silently (no error) when aborted, so both
+    // cases are detected here rather than inferred from the stream.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, this.opts.timeoutMs);
+    };
+    const interrupted = () =>
+      timedOut
+        ? new LlmError(`LLM provider timed out: no data for ${this.opts.timeoutMs} ms`, { retryable: true })
+        : req.signal?.aborted
+          ? abortedError(req.signal.reason)
+          : undefined;
     try {
+      arm();
       const stream = await this.client.chat.completions.create(
         {
           model,
           messages: req.messages,
           max_tokens: req.maxTokens,
           temperature: req.temperature,
+          ...(req.tools?.length
+            ? {
+                tools: req.tools.map((t) => ({
+                  type: 'function' as const,
+                  function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters ?? { type: 'object', properties: {} } },
+                })),
+                ...(req.toolChoice ? { tool_choice: req.toolChoice } : {}),
+              }
+            : {}),
           stream: true,
           stream_options: { include_usage: true },
         },
-        { signal: req.signal },
+        { signal: controller.signal },
       );
       for await (const chunk of stream) {
+        arm();
         if (chunk.model) reportedModel = chunk.model;
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices?.[0];
@@ -174,22 +248,58 @@ export class OpenAiProvider implements LlmProvider {
           text += delta;
           onDelta?.(delta);
         }
+        if (choice?.delta?.tool_calls) tools.add(choice.delta.tool_calls);
         if (choice?.finish_reason) finishReason = choice.finish_reason;
       }
+      const stop = interrupted();
+      if (stop) throw stop;
     } catch (err) {
-      throw toLlmError(err);
+      throw interrupted() ?? toLlmError(err);
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
     }
     const inputTokens = usage?.prompt_tokens ?? req.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
     const outputTokens = usage?.completion_tokens ?? estimateTokens(text);
     const price = this.opts.prices?.[reportedModel] ?? this.opts.prices?.[model];
     const costUsd = price ? (inputTokens / 1000) * price.prompt + (outputTokens / 1000) * price.completion : 0;
+    const toolCalls = tools.result();
     return {
       text,
       model: reportedModel,
       provider: this.name,
       finishReason,
       usage: { inputTokens, outputTokens, totalTokens: usage?.total_tokens ?? inputTokens + outputTokens, costUsd },
+      ...(toolCalls.length ? { toolCalls } : {}),
     };
+  }
+}
+
+/**
+ * Reassembles tool calls from streamed `delta.tool_calls` fragments: the first fragment of a
+ * call carries its index, id and name; later ones (same index) carry pieces of the arguments.
+ * A fragment with a new id at an index already in use starts a new call (servers that send
+ * every call whole at index 0).
+ */
+class ToolCallAccumulator {
+  private readonly calls: LlmToolCall[] = [];
+  private readonly byIndex = new Map<number, LlmToolCall>();
+  add(fragments: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall[]): void {
+    for (const f of fragments) {
+      const index = f.index ?? 0;
+      let call = this.byIndex.get(index);
+      if (!call || (f.id && call.id && f.id !== call.id)) {
+        call = { id: '', name: '', arguments: '' };
+        this.calls.push(call);
+        this.byIndex.set(index, call);
+      }
+      if (f.id && !call.id) call.id = f.id;
+      if (f.function?.name && !call.name) call.name = f.function.name;
+      if (f.function?.arguments) call.arguments += f.function.arguments;
+    }
+  }
+  result(): LlmToolCall[] {
+    return this.calls.filter((c) => c.name);
   }
 }
 
@@ -202,6 +312,6 @@ function toLlmError(err: unknown): LlmError {
     return new LlmError(`LLM provider error${status ? ` (${status})` : ''}: ${err.message}`, { retryable, status, cause: err });
   }
   const e = err as Error;
-  if (e?.name === 'AbortError') return new LlmError('request aborted', { retryable: true, cause: err });
+  if (e?.name === 'AbortError') return abortedError(err);
   return new LlmError(`LLM provider error: ${e?.message ?? String(err)}`, { retryable: true, cause: err });
 }

@@ -1,0 +1,62 @@
+/** Runs the service as a real child process (`node --import tsx src/main.ts`) with given env. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServiceProcess {
+  proc: ChildProcess;
+  logs: string[];
+  waitForLog(re: RegExp, timeoutMs?: number): Promise<string>;
+  kill(signal: NodeJS.Signals): void;
+  exited: Promise<number | null>;
+}
+
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  let buf = '';
+  const onData = (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      logs.push(line);
+      for (const w of [...waiters]) {
+        if (w.re.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const sp: ServiceProcess = {
+    proc,
+    logs,
+    exited,
+    kill: (s) => proc.kill(s),
+    waitForLog(re, timeoutMs = 20_000) {
+      const hit = logs.find((l) => re.test(l));
+      if (hit) return Promise.resolve(hit);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; logs:\n${logs.slice(-20).join('\n')}`)), timeoutMs);
+        waiters.push({ re, resolve: (l) => (clearTimeout(t), resolve(l)) });
+        void exited.then((code) => {
+          clearTimeout(t);
+          reject(new Error(`process exited (${code}) before ${re}; logs:\n${logs.slice(-20).join('\n')}`));
+        });
+      });
+    },
+  };
+  await sp.waitForLog(/"msg":"ready/);
+  return sp;
+}
