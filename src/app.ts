@@ -21,6 +21,7 @@ import { Gateway } from './gateway/index.js';
 import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from './gen/svc/v1/streaming_pb.js';
 import { OfflineProvider, OpenAiProvider, type LlmProvider } from './llm/index.js';
+import { loadCatalogue, pricesOf } from './llm/catalogue.js';
 import type { Logger } from './log/index.js';
 import { createOrchestratorService, createStreamingService } from './rpc/orchestrator.js';
 import { Store, connectSql, migrate } from './store/index.js';
@@ -47,11 +48,14 @@ export interface App {
 
 export function createLlm(cfg: Config): LlmProvider {
   if (cfg.llm.provider === 'openai') {
-    const m = cfg.llm.defaultModel ?? 'gpt-4o-mini';
+    const cat = loadCatalogue(cfg.paths.models);
+    const m = cfg.llm.defaultModel;
     return new OpenAiProvider({
       baseUrl: cfg.llm.baseUrl,
       apiKey: cfg.llm.apiKey,
-      models: { small: m, medium: m, large: m },
+      // LLM_MODEL pins one model for every tier (e.g. a local vLLM/Ollama model).
+      models: m ? { small: m, medium: m, large: m } : cat.tiers,
+      prices: pricesOf(cat),
       timeoutMs: cfg.llm.requestTimeoutMs,
     });
   }
