@@ -73,6 +73,36 @@ describe('POST /api/v1/tasks', () => {
     expect(c.task_id).not.toBe(ja.task_id);
   });
 
+  it('gives concurrent requests with one Idempotency-Key the same task', async () => {
+    const key = randomUUID();
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => post('/api/v1/tasks', { query: `concurrent ${i}` }, { 'Idempotency-Key': key })));
+    const bodies = await Promise.all(replies.map(json));
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(bodies.map((b) => b.task_id)).size).toBe(1);
+  });
+
+  it('does not cache a rejected request under its Idempotency-Key', async () => {
+    const key = randomUUID();
+    expect((await post('/api/v1/tasks', { nope: 1 }, { 'Idempotency-Key': key })).status).toBe(400);
+    const ok = await post('/api/v1/tasks', { query: 'now valid' }, { 'Idempotency-Key': key });
+    expect(ok.status).toBe(200);
+  });
+
+  it('rejects a non-JSON content type and an oversized body', async () => {
+    const r1 = await fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"query":"x"}' });
+    expect(r1.status).toBe(400);
+    expect((await json(r1)).error).toMatch(/Content-Type/);
+    const r2 = await post('/api/v1/tasks', { query: 'x'.repeat(1_100_000) });
+    expect(r2.status).toBe(413);
+    expect((await json(r2)).error).toBeTruthy();
+  });
+
+  it('answers unknown routes with a JSON 404', async () => {
+    const r = await fetch(`${t.base}/api/v1/nope`);
+    expect(r.status).toBe(404);
+    expect((await json(r)).error).toBeTruthy();
+  });
+
   it('accepts traceparent and carries the trace id into events', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const res = await post('/api/v1/tasks', { query: 'trace me' }, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });

@@ -18,19 +18,22 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** Unset, empty and whitespace-only values all mean "use the default". */
+const unset = (v: string | undefined): v is undefined => v === undefined || v.trim() === '';
+
 function str(env: Env, name: string, def: string): string {
   const v = env[name];
-  return v === undefined || v === '' ? def : v;
+  return unset(v) ? def : v;
 }
 
 function optStr(env: Env, name: string): string | undefined {
   const v = env[name];
-  return v === undefined || v === '' ? undefined : v;
+  return unset(v) ? undefined : v;
 }
 
 function bool(env: Env, name: string, def: boolean): boolean {
   const v = env[name];
-  if (v === undefined || v === '') return def;
+  if (unset(v)) return def;
   const s = v.trim().toLowerCase();
   if (['1', 'true', 'yes', 'on'].includes(s)) return true;
   if (['0', 'false', 'no', 'off'].includes(s)) return false;
@@ -39,7 +42,8 @@ function bool(env: Env, name: string, def: boolean): boolean {
 
 function num(env: Env, name: string, def: number, opts: { min?: number; max?: number; int?: boolean } = {}): number {
   const v = env[name];
-  if (v === undefined || v === '') return def;
+  // Number(' ') is 0: a blank value must not become a silent zero.
+  if (unset(v)) return def;
   const n = Number(v);
   if (!Number.isFinite(n)) throw new ConfigError(name, `expected a number, got ${JSON.stringify(v)}`);
   if (opts.int && !Number.isInteger(n)) throw new ConfigError(name, `expected an integer, got ${JSON.stringify(v)}`);
@@ -51,20 +55,21 @@ function num(env: Env, name: string, def: number, opts: { min?: number; max?: nu
 /** "unlimited" (or empty) -> Infinity; else a positive integer. */
 function budget(env: Env, name: string): number {
   const v = env[name];
-  if (v === undefined || v === '' || v.toLowerCase() === 'unlimited') return Infinity;
+  if (unset(v) || v.trim().toLowerCase() === 'unlimited') return Infinity;
   return num(env, name, Infinity, { min: 1, int: true });
 }
 
 function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readonly T[]): T {
-  const v = str(env, name, def) as T;
-  if (!allowed.includes(v)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+  const raw = str(env, name, def);
+  const v = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(v)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
   return v;
 }
 
 function perMinute(env: Env, name: string, def: number): number {
   // Accepts "120" or "120/min".
   const v = env[name];
-  if (v === undefined || v === '') return def;
+  if (unset(v)) return def;
   const m = /^\s*(\d+)\s*(?:\/\s*min(?:ute)?)?\s*$/i.exec(v);
   if (!m) throw new ConfigError(name, `expected requests per minute, got ${JSON.stringify(v)}`);
   return Number(m[1]);
@@ -79,11 +84,15 @@ export function loadConfig(env: Env = process.env) {
     else if ((ROLES as readonly string[]).includes(r)) roles.add(r as Role);
     else throw new ConfigError('ROLES', `unknown role ${JSON.stringify(r)}; known: all, ${ROLES.join(', ')}`);
   }
+  if (roles.size === 0) throw new ConfigError('ROLES', `no role given in ${JSON.stringify(rolesRaw)}; known: all, ${ROLES.join(', ')}`);
   const temperature = num(env, 'TEMPERATURE', 0.7, { min: 0, max: 2 });
   const trigger = num(env, 'COMPRESSION_TRIGGER_RATIO', 0.75, { min: 0, max: 1 });
   const llmBaseUrl = optStr(env, 'LLM_BASE_URL') ?? optStr(env, 'OPENAI_BASE_URL');
   const llmApiKey = optStr(env, 'LLM_API_KEY') ?? optStr(env, 'OPENAI_API_KEY');
   const provider = oneOf(env, 'LLM_PROVIDER', llmBaseUrl || llmApiKey ? 'openai' : 'offline', ['offline', 'openai'] as const);
+  if (provider === 'openai' && !llmBaseUrl && !llmApiKey) {
+    throw new ConfigError('LLM_PROVIDER', 'openai needs LLM_BASE_URL (a compatible server) or LLM_API_KEY (api.openai.com)');
+  }
   const corsOrigins = str(env, 'CORS_ALLOWED_ORIGINS', '').split(',').map((s) => s.trim()).filter(Boolean);
 
   const cfg = {
@@ -205,7 +214,16 @@ export function loadConfig(env: Env = process.env) {
     // Allowed, but loud: production without authentication is almost always a mistake.
     process.emitWarning('GATEWAY_SKIP_AUTH=1 in ENVIRONMENT=prod: authentication is disabled');
   }
-  return Object.freeze(cfg);
+  return deepFreeze(cfg);
+}
+
+/** Freezes plain objects and arrays all the way down (Sets such as `roles` stay as they are). */
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && (Array.isArray(o) || Object.getPrototypeOf(o) === Object.prototype)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
 }
 
 export type Config = ReturnType<typeof loadConfig>;

@@ -19,7 +19,7 @@ import { EXECUTION_MODE_NAME, TASK_STATUS_NAME, isUuid, taskStatusFromName } fro
 import { createAuthenticator, type Authenticator, type Principal } from './auth.js';
 import { copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
 import { buildOpenApi } from './openapi.js';
-import { ListTasksQuery as _LQ, TaskSubmitRequest, validator } from './schemas.js';
+import { TaskSubmitRequest, validator } from './schemas.js';
 import { StreamHub, gapFrame, type Encoded, type Feed, type Subscriber } from './streams.js';
 
 export interface GatewayConfig {
@@ -48,6 +48,7 @@ const validateSubmit = validator(TaskSubmitRequest);
 const TIER: Record<string, ModelTier> = { small: ModelTier.SMALL, medium: ModelTier.MEDIUM, large: ModelTier.LARGE };
 const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : undefined);
 const enc = new TextEncoder();
+const PENDING = '"__pending__"';
 const dec = new TextDecoder();
 
 function statusJson(s: GetTaskStatusResponse) {
@@ -217,6 +218,35 @@ export class Gateway {
       throw badRequest('disable_ai cannot be combined with model_tier, model_override or provider_override');
     }
     if (modelTier && !(modelTier in TIER)) throw badRequest('model_tier must be one of: small, medium, large');
+    if (kvKey) {
+      // Claim the key atomically; a concurrent request with the same key waits for our reply.
+      const claimed = await this.deps.bus.kv.idempotency.create(kvKey, enc.encode(PENDING)).then(() => true, () => false);
+      if (!claimed) return this.awaitReply(kvKey);
+    }
+    try {
+      return await this.doSubmit(req, p, stream, body, context, { modelTier, modelOverride, providerOverride, kvKey, idemKey, pick });
+    } catch (err) {
+      if (kvKey) await this.deps.bus.kv.idempotency.delete(kvKey).catch(() => {});
+      throw err;
+    }
+  }
+
+  private async doSubmit(
+    req: Req,
+    p: Principal,
+    stream: boolean,
+    body: TaskSubmitRequest,
+    context: Record<string, unknown>,
+    o: {
+      modelTier?: string;
+      modelOverride?: string;
+      providerOverride?: string;
+      kvKey?: string;
+      idemKey?: string;
+      pick: (k: 'skill' | 'research_strategy') => string | undefined;
+    },
+  ): Promise<Reply> {
+    const { modelTier, modelOverride, providerOverride, kvKey, idemKey, pick } = o;
     if (context.template_name !== undefined && context.template === undefined) context.template = context.template_name;
     const tp = parseTraceparent(req.headers.traceparent);
     const sessionId = body.session_id || undefined;
@@ -257,8 +287,26 @@ export class Gateway {
   private async cachedReply(kvKey: string): Promise<Reply | undefined> {
     const e = await this.deps.bus.kv.idempotency.get(kvKey).catch(() => null);
     if (!e || e.operation !== 'PUT' || !e.value.length) return undefined;
-    const reply = JSON.parse(dec.decode(e.value)) as Reply;
+    const text = dec.decode(e.value);
+    if (text === PENDING) return this.awaitReply(kvKey);
+    const reply = JSON.parse(text) as Reply;
     return { ...reply, headers: { ...reply.headers, 'Idempotency-Replayed': 'true' } };
+  }
+
+  /** Another request holds the key: wait (up to 10 s) for its reply. */
+  private async awaitReply(kvKey: string): Promise<Reply> {
+    const end = Date.now() + 10_000;
+    while (Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 20));
+      const e = await this.deps.bus.kv.idempotency.get(kvKey).catch(() => null);
+      if (!e || e.operation !== 'PUT') break; // the first request failed; nothing cached
+      const text = dec.decode(e.value);
+      if (text !== PENDING) {
+        const reply = JSON.parse(text) as Reply;
+        return { ...reply, headers: { ...reply.headers, 'Idempotency-Replayed': 'true' } };
+      }
+    }
+    throw new AppError(Code.Aborted, 'A request with the same Idempotency-Key is in progress or failed; retry');
   }
 
   private async listTasks(req: Req, p: Principal): Promise<Reply> {

@@ -12,8 +12,10 @@
  * new frame, and clients at the same position share one concatenated buffer.
  *
  * Back-pressure: a client whose socket stops draining is not written to; its backlog stays
- * in the shared ring. A client more than maxBufferedBytes behind, or behind the ring's start,
- * is dropped with a final `event: error` notice. Memory per client is constant.
+ * in the shared ring. A stalled client to which more than maxBufferedBytes of new events have
+ * arrived since it stalled, or which is behind the ring's start, is dropped with a final
+ * `event: error` notice. A draining client (replay included) is written in pieces of at most
+ * maxBufferedBytes until its socket pushes back. Memory per client is constant.
  *
  * Lifecycle: a Feed is created by its first client and closed a few seconds after its last
  * client leaves; SSE streams close after STREAM_END (`event: done`, `data: [DONE]`) or after
@@ -35,8 +37,10 @@ export interface Encoded {
 export interface Subscriber {
   cursor: number;
   filter?: Set<string>;
-  /** Bytes of frames between cursor and the feed's head; kept by the feed. */
+  /** The socket is not draining (set by write(), cleared when it becomes writable). */
   backpressured: boolean;
+  /** The feed's head when the subscriber last stalled; kept by the feed. */
+  stalledAt?: number;
   closed: boolean;
   /** Write frames (already filtered); returns false if the socket is backpressured. */
   write(events: Encoded[], shared?: Buffer): boolean;
@@ -70,6 +74,13 @@ export function gapFrame(requestedAfter: number, firstAvailable: number): { json
   };
   const json = JSON.stringify(data);
   return { json, frame: Buffer.from(`event: REPLAY_GAP\ndata: ${json}\n\n`) };
+}
+
+interface Batch {
+  events: Encoded[];
+  buf?: Buffer;
+  /** Seq of the last ring event the batch covers (filtered-out ones included). */
+  last: number;
 }
 
 const matches = (f: Set<string> | undefined, e: Encoded) => !f || f.has(e.type) || f.has(sseEventName(e.type));
@@ -191,39 +202,64 @@ export class Feed {
 
   /** Delivers everything new to every subscriber: one write per subscriber. */
   flush(): void {
-    const shared = new Map<number, { events: Encoded[]; buf: Buffer }>();
+    const shared = new Map<number, Batch>();
     for (const s of this.subscribers) this.flushOne(s, shared);
   }
 
-  flushOne(s: Subscriber, shared?: Map<number, { events: Encoded[]; buf: Buffer }>): void {
-    if (s.closed || s.backpressured) return;
-    if (s.cursor >= this.lastSeq) return;
-    if (this.ring.length && s.cursor + 1 < this.ring[0].seq) {
-      s.drop('client too slow: events it had not received were discarded');
-      return;
-    }
-    let events: Encoded[];
-    let buf: Buffer | undefined;
-    if (!s.filter) {
-      let e = shared?.get(s.cursor);
-      if (!e) {
-        const evs = this.since(s.cursor);
-        e = { events: evs, buf: evs.length === 1 ? evs[0].frame : Buffer.concat(evs.map((x) => x.frame)) };
-        shared?.set(s.cursor, e);
-      }
-      events = e.events;
-      buf = e.buf;
-      if (buf.length > this.hub.opts.maxBufferedBytes) {
-        s.drop('client too slow: more than the per-connection buffer limit is pending');
+  /**
+   * Writes what `s` has not received, in pieces of at most maxBufferedBytes, until its socket
+   * pushes back. A stalled subscriber is only checked: dropped when it is behind the ring's
+   * start or when more than maxBufferedBytes of new events arrived since it stalled.
+   */
+  flushOne(s: Subscriber, shared?: Map<number, Batch>): void {
+    const max = this.hub.opts.maxBufferedBytes;
+    while (!s.closed && s.cursor < this.lastSeq) {
+      if (s.cursor + 1 < this.ring[0].seq) {
+        s.drop('client too slow: events it had not received were discarded');
         return;
       }
-    } else {
-      events = this.since(s.cursor).filter((e) => matches(s.filter, e));
+      if (s.backpressured) {
+        if (this.bytesAfter(Math.max(s.cursor, s.stalledAt ?? s.cursor), s.filter, max) > max) {
+          s.drop('client too slow: more than the per-connection buffer limit is pending');
+        }
+        return;
+      }
+      let b = s.filter ? undefined : shared?.get(s.cursor);
+      if (!b) {
+        b = this.batch(s.cursor, s.filter, max);
+        if (!s.filter) shared?.set(s.cursor, b);
+      }
+      s.cursor = b.last;
+      if (b.events.length && !s.write(b.events, b.buf)) s.stalledAt = this.lastSeq;
     }
-    const endSeen = this.ended && this.lastSeq > s.cursor;
-    s.cursor = this.lastSeq;
-    if (events.length) s.write(events, buf);
-    if (endSeen) s.end();
+    if (!s.closed && this.ended && s.cursor >= this.lastSeq) s.end();
+  }
+
+  /** The frames after `cursor` that pass `filter`, about `limit` bytes at most (at least one). */
+  private batch(cursor: number, filter: Set<string> | undefined, limit: number): Batch {
+    const events: Encoded[] = [];
+    let bytes = 0;
+    let last = cursor;
+    for (let i = Math.max(0, cursor + 1 - this.ring[0].seq); i < this.ring.length; i++) {
+      const e = this.ring[i];
+      if (matches(filter, e)) {
+        if (events.length && bytes + e.size > limit) break;
+        events.push(e);
+        bytes += e.size;
+      }
+      last = e.seq;
+    }
+    const buf = events.length === 1 ? events[0].frame : events.length ? Buffer.concat(events.map((x) => x.frame), bytes) : undefined;
+    return { events, buf, last };
+  }
+
+  /** Bytes of frames after `cursor` that pass `filter`, counted up to just past `limit`. */
+  private bytesAfter(cursor: number, filter: Set<string> | undefined, limit: number): number {
+    let n = 0;
+    for (let i = this.ring.length - 1; i >= 0 && this.ring[i].seq > cursor && n <= limit; i--) {
+      if (matches(filter, this.ring[i])) n += this.ring[i].size;
+    }
+    return n;
   }
 
   close(): void {
@@ -288,7 +324,8 @@ export class StreamHub {
       return f;
     }
     const first = f.firstRetained;
-    if (after > 0 && after + 1 < first && f.lastSeq > 0) onGap(after, first);
+    // From the start (after = 0) too: events 1..first-1 are gone, so say so.
+    if (after + 1 < first && f.lastSeq > 0) onGap(after, first);
     s.cursor = Math.max(after, first - 1);
     if (after > f.lastSeq) s.cursor = after;
     f.flushOne(s);
