@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { createRouterTransport, type ConnectRouter, type Transport } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
 import { Archiver } from './actors/archiver.js';
+import { Reconciler } from './actors/reconciler.js';
 import { Worker } from './actors/worker.js';
 import { connectBus, type Bus } from './bus/index.js';
 import type { Config } from './config/index.js';
@@ -39,6 +40,7 @@ export interface App {
   store: Store;
   gateway?: Gateway;
   worker?: Worker;
+  reconciler?: Reconciler;
   grpcPort?: number;
   gatewayPort?: number;
   natsUrl: string;
@@ -133,6 +135,10 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       app.grpcPort = typeof addr === 'object' && addr ? addr.port : cfg.rpc.port;
       cleanups.push(() => new Promise<void>((res) => server.close(() => res())));
       log.info({ port: app.grpcPort }, 'orchestrator (Connect, gRPC, gRPC-Web) listening');
+      const reconciler = new Reconciler(bus, store, log);
+      reconciler.start();
+      app.reconciler = reconciler;
+      cleanups.push(() => reconciler.stop());
     }
 
     if (cfg.roles.has('archiver')) {

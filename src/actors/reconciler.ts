@@ -1,0 +1,84 @@
+/**
+ * Reconciler: a task row is committed before its start message is published, so a crash
+ * between the two leaves a QUEUED row whose start message never reached the work queue.
+ * Periodically, QUEUED rows older than `graceMs` whose start message is not in the TASKS
+ * stream (a work-queue message stays there until acked, and is acked only after the task
+ * ends) get their start message published again. Safe with several orchestrators: the
+ * publish carries the task id as de-duplication id, and a re-activated actor replays its
+ * journal instead of repeating steps.
+ */
+import { STREAMS, subjects, type Bus } from '../bus/index.js';
+import type { Logger } from '../log/index.js';
+import type { Store } from '../store/index.js';
+import type { Mode, TaskStart } from './workflows.js';
+
+const MODE_BY_EXECUTION: Record<string, Mode> = {
+  EXECUTION_MODE_SIMPLE: 'simple',
+  EXECUTION_MODE_STANDARD: 'standard',
+  EXECUTION_MODE_COMPLEX: 'complex',
+};
+
+export class Reconciler {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly opts: { intervalMs: number; graceMs: number } = { intervalMs: 15_000, graceMs: 10_000 },
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.runOnce(), this.opts.intervalMs);
+    this.timer.unref();
+    void this.runOnce();
+  }
+
+  /** One pass; returns how many start messages were re-published. */
+  runOnce(): Promise<number> {
+    this.running ??= this.pass().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(): Promise<number> {
+    let republished = 0;
+    try {
+      const rows = await this.store.sql<{ id: string; session_id: string; user_id: string | null; tenant_id: string | null; query: string; context: Record<string, unknown>; options: Record<string, unknown>; mode: string; trace_id: string | null; created_at: Date }[]>`
+        SELECT id, session_id, user_id, tenant_id, query, context, options, mode, trace_id, created_at FROM tasks
+        WHERE status = 'TASK_STATUS_QUEUED' AND created_at < ${new Date(Date.now() - this.opts.graceMs)}
+        ORDER BY created_at LIMIT 500`;
+      for (const r of rows) {
+        const inQueue = await this.bus.jsm.streams.getMessage(STREAMS.tasks, { last_by_subj: subjects.taskStart(r.id) }).catch(() => null);
+        if (inQueue) continue;
+        const o = r.options ?? {};
+        const start: TaskStart = {
+          task_id: r.id,
+          session_id: r.session_id,
+          user_id: r.user_id ?? undefined,
+          tenant_id: r.tenant_id ?? undefined,
+          query: r.query,
+          context: r.context ?? {},
+          mode: (o.mode as Mode | undefined) ?? MODE_BY_EXECUTION[r.mode] ?? 'simple',
+          model_tier: (o.model_tier as TaskStart['model_tier']) ?? 'small',
+          model_override: o.model_override as string | undefined,
+          provider_override: o.provider_override as string | undefined,
+          max_iterations: o.max_iterations as number | undefined,
+          max_concurrent_agents: o.max_concurrent_agents as number | undefined,
+          trace_id: r.trace_id ?? undefined,
+          submitted_at: r.created_at.toISOString(),
+        };
+        await this.bus.js.publish(subjects.taskStart(r.id), new TextEncoder().encode(JSON.stringify(start)), { msgID: r.id });
+        republished++;
+        this.log.warn({ workflow_id: r.id }, 'queued task had no start message; re-published it');
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'reconciler pass failed');
+    }
+    return republished;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

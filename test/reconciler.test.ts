@@ -1,0 +1,35 @@
+/** A QUEUED row whose start message never reached the work queue is re-published, once. */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.stop();
+  t = undefined;
+});
+
+describe('reconciler', () => {
+  it('re-publishes the start message of an orphaned QUEUED task, which then completes', async () => {
+    t = await startTestApp();
+    const id = randomUUID();
+    await t.app.store.insertTask({ id, sessionId: 's', query: 'orphan', context: {}, options: { mode: 'simple' }, mode: 'EXECUTION_MODE_SIMPLE', createdAt: new Date(Date.now() - 60_000) });
+    expect(await t.app.reconciler!.runOnce()).toBeGreaterThanOrEqual(1);
+    const s = await waitFor(async () => {
+      const b = await json(await fetch(`${t!.base}/api/v1/tasks/${id}`));
+      return b.status === 'TASK_STATUS_COMPLETED' ? b : undefined;
+    });
+    expect(s.query).toBe('orphan');
+  });
+
+  it('leaves a QUEUED task alone while its start message waits in the queue', async () => {
+    t = await startTestApp({ ROLES: 'gateway,orchestrator' });
+    const { task_id } = await json(await fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"waiting"}' }));
+    await t.app.store.sql`UPDATE tasks SET created_at = now() - interval '1 minute' WHERE id = ${task_id}::uuid`;
+    await t.app.reconciler!.runOnce();
+    const info = await t.app.bus.jsm.streams.info('TASKS');
+    expect(info.state.messages).toBe(1);
+    // Leave nothing QUEUED behind for other test files' reconcilers (they share the database).
+    await t.app.store.sql`UPDATE tasks SET status = 'TASK_STATUS_CANCELLED' WHERE id = ${task_id}::uuid`;
+  });
+});
