@@ -11,7 +11,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -48,6 +48,8 @@ export interface SpawnOptions {
   nofile?: number;
   /** Extra node flags (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** Modules preloaded after tsx (may be TypeScript), e.g. bench/lib/parent-watch.ts. */
+  imports?: string[];
   /** Bench processes talk over IPC; the service process does not. */
   ipc?: boolean;
   /** Print the child's output as it comes (default: keep the tail for error reports). */
@@ -66,7 +68,8 @@ export class ChildProc {
   readonly pinnedCpu?: number;
 
   constructor(readonly opts: SpawnOptions) {
-    const nodeArgv = [process.execPath, ...(opts.nodeArgs ?? []), '--import', 'tsx', join(ROOT, opts.script), ...(opts.args ?? [])];
+    const imports = (opts.imports ?? []).flatMap((m) => ['--import', pathToFileURL(join(ROOT, m)).href]);
+    const nodeArgv = [process.execPath, ...(opts.nodeArgs ?? []), '--import', 'tsx', ...imports, join(ROOT, opts.script), ...(opts.args ?? [])];
     const pin = opts.cpu !== undefined && TASKSET ? ['taskset', '-c', String(opts.cpu)] : [];
     this.pinnedCpu = pin.length ? opts.cpu : undefined;
     let cmd: string;

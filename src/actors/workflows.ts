@@ -75,8 +75,14 @@ async function runAgent(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart, 
     (delta) => {
       buf += delta;
       while (buf.length >= chunk) {
-        ctx.emit('LLM_PARTIAL', agentId, buf.slice(0, chunk), { delta: buf.slice(0, chunk) });
-        buf = buf.slice(chunk);
+        // Never split a surrogate pair (an emoji) across two deltas.
+        let n = chunk;
+        const c = buf.charCodeAt(n - 1);
+        if (c >= 0xd800 && c <= 0xdbff) n = n > 1 ? n - 1 : n + 1;
+        if (n > buf.length) break;
+        const piece = buf.slice(0, n);
+        ctx.emit('LLM_PARTIAL', agentId, piece, { delta: piece });
+        buf = buf.slice(n);
       }
     },
   );

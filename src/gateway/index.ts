@@ -474,7 +474,7 @@ export class Gateway {
       const now = Date.now();
       const idleMs = this.cfg.inactivitySeconds * 1000;
       for (const c of this.sse) {
-        if (now - c.lastEventAt > idleMs) c.timeout();
+        if (now - c.lastEventAt > idleMs) c.timeout(this.cfg.inactivitySeconds);
         else c.heartbeat();
       }
     }, Math.min(this.cfg.heartbeatSeconds, this.cfg.inactivitySeconds) * 1000);
@@ -535,11 +535,16 @@ export class SseConn implements Subscriber {
     this.res.cork(() => {
       ok = this.res.write(buf);
     });
+    if (process.env.DBG_SSE) console.log('write', typeof buf === 'string' ? buf.length : buf.length, ok);
     if (!ok) {
       this.backpressured = true;
       this.res.onWritable(() => {
+        if (process.env.DBG_SSE) console.log('onWritable');
         this.backpressured = false;
         this.feed?.flushOne(this);
+        // While an onWritable handler is registered uWS drains its own buffer only on a write;
+        // with nothing new to send, an empty cork/uncork does it (else the tail would wait for the next event).
+        if (!this.closed && !this.backpressured) this.res.cork(() => {});
         return true;
       });
     }
@@ -562,8 +567,8 @@ export class SseConn implements Subscriber {
     this.finish('event: done\ndata: [DONE]\n\n');
   }
 
-  timeout(): void {
-    this.finish(': closing after 5 minutes without events; reconnect with Last-Event-ID to resume\n\n');
+  timeout(seconds: number): void {
+    this.finish(`: closing after ${seconds} seconds without events; reconnect with Last-Event-ID to resume\n\n`);
   }
 
   drop(reason: string): void {

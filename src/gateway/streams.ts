@@ -96,6 +96,10 @@ export class Feed {
   private loading = true;
   private catchingUp = false;
   private closeTimer?: NodeJS.Timeout;
+  /** Initial load done: subscribers are attached (cursor and gap notice set) from here on. */
+  private settled = false;
+  /** lastSeq at the last flush of every subscriber. */
+  private flushedSeq = 0;
   closed = false;
 
   constructor(readonly workflowId: string, private readonly hub: StreamHub) {
@@ -112,6 +116,7 @@ export class Feed {
     this.ready = this.loadFrom(0).then(() => {
       this.loading = false;
       this.drainEarly();
+      this.settled = true;
     });
   }
 
@@ -170,6 +175,9 @@ export class Feed {
       this.ring = [];
     }
     const enc = encodeEvent(e);
+    // A burst larger than the ring within one turn would discard events no flush has handed
+    // out yet: deliver them to every writable subscriber first, so only stalled ones fall behind.
+    if (this.settled && this.ring.length >= this.hub.opts.ringCapacity && this.ring[0].seq > this.flushedSeq) this.flush();
     this.ring.push(enc);
     this.lastSeq = e.seq;
     if (e.type === 'STREAM_END') this.ended = true;
@@ -200,9 +208,10 @@ export class Feed {
     }
   }
 
-  /** Delivers everything new to every subscriber: one write per subscriber. */
+  /** Delivers everything new to every subscriber (one write each, unless over maxBufferedBytes). */
   flush(): void {
     const shared = new Map<number, Batch>();
+    this.flushedSeq = this.lastSeq;
     for (const s of this.subscribers) this.flushOne(s, shared);
   }
 

@@ -228,7 +228,7 @@ describe('OpenAiProvider: errors', () => {
   it('a stream that stops sending -> retryable timeout instead of waiting forever', async () => {
     server.enqueue({ type: 'stall', content: ['one ', 'two'] });
     const seen: string[] = [];
-    const err = await rejection(provider({ timeoutMs: 300 }).complete(request(), (d) => seen.push(d)));
+    const err = await rejection(provider({ timeoutMs: 1000 }).complete(request(), (d) => seen.push(d)));
     expect(err.retryable).toBe(true);
     expect(err.message).toMatch(/timed out/);
     expect(seen.join('')).toBe('one two');
@@ -257,7 +257,7 @@ describe('OpenAiProvider: abort', () => {
     expect(err.message).toMatch(/aborted/);
     expect(err.retryable).toBe(true);
     expect(seen[0]).toBe('first ');
-    await expect.poll(() => server.closedEarly).toBe(1);
+    await expect.poll(() => server.closedEarly).toBeGreaterThanOrEqual(1);
   });
 
   it('aborting while waiting for the response headers rejects', async () => {
@@ -268,7 +268,7 @@ describe('OpenAiProvider: abort', () => {
     ac.abort();
     const err = await rejection(pending);
     expect(err.message).toMatch(/aborted/);
-    await expect.poll(() => server.closedEarly).toBe(1);
+    await expect.poll(() => server.closedEarly).toBeGreaterThanOrEqual(1);
   });
 });
 

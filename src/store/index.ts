@@ -92,6 +92,8 @@ export interface ListTasksQuery {
   tenantId?: string;
 }
 
+const EVENT_ROWS_PER_INSERT = 1000;
+
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 export function connectSql(url: string, opts: { max: number; log?: Logger }): Sql {
@@ -123,7 +125,14 @@ export async function migrate(sql: Sql, log?: Logger): Promise<string[]> {
   return applied;
 }
 
-/** Coalesces calls made in the same tick into one multi-row statement. */
+/** SQLSTATE classes 22 (data exception) and 23 (integrity constraint): caused by one row's values. */
+const isDataError = (err: unknown) => /^2[23]/.test(String((err as { code?: unknown })?.code ?? ''));
+
+/**
+ * Coalesces calls made in the same tick into one multi-row statement. When a batch fails on a
+ * row's data (e.g. an invalid uuid), its items are retried one by one so that only the bad
+ * item's caller gets the error, not every caller that happened to share its tick.
+ */
 class Batcher<T> {
   private pending: { item: T; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private scheduled = false;
@@ -145,7 +154,11 @@ class Batcher<T> {
         await this.flushFn(batch.map((b) => b.item));
         batch.forEach((b) => b.resolve());
       } catch (err) {
-        batch.forEach((b) => b.reject(err));
+        if (batch.length > 1 && isDataError(err)) {
+          await Promise.all(batch.map((b) => this.flushFn([b.item]).then(b.resolve, b.reject)));
+        } else {
+          batch.forEach((b) => b.reject(err));
+        }
       }
     }
   }
@@ -172,8 +185,8 @@ export class Store {
       user_id: t.userId ?? null,
       tenant_id: t.tenantId ?? null,
       query: t.query,
-      context: t.context as postgres.JSONValue,
-      options: t.options as postgres.JSONValue,
+      context: this.sql.json((t.context ?? {}) as postgres.JSONValue),
+      options: this.sql.json((t.options ?? {}) as postgres.JSONValue),
       mode: t.mode,
       status: 'TASK_STATUS_QUEUED',
       trace_id: t.traceId ?? null,
@@ -184,7 +197,7 @@ export class Store {
     const params: unknown[] = [];
     const tuples = rows.map((r) => {
       const ph = cols.map((c) => {
-        const v = r[c]; // jsonb params: the driver serialises objects itself
+        const v = r[c]; // jsonb params are sql.json() parameters: typed jsonb, serialised once by the driver
         params.push(v);
         const i = params.length;
         return c === 'context' || c === 'options' ? `$${i}::jsonb` : c === 'id' || c === 'user_id' || c === 'tenant_id' ? `$${i}::uuid` : c === 'created_at' || c === 'updated_at' ? `$${i}::timestamptz` : `$${i}`;
@@ -238,22 +251,30 @@ export class Store {
     if (q.userId) conds.push(sql`user_id = ${q.userId}::uuid`);
     if (q.tenantId) conds.push(sql`tenant_id = ${q.tenantId}::uuid`);
     const where = conds.reduce((acc, c) => sql`${acc} AND ${c}`);
-    const rows = await sql<(TaskRow & { total: string })[]>`
+    const withTotal = await sql<(TaskRow & { total: string })[]>`
       SELECT *, count(*) OVER () AS total FROM tasks WHERE ${where}
       ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`;
-    let total = rows.length ? Number(rows[0].total) : 0;
-    if (!rows.length && q.offset > 0) {
+    let total = withTotal.length ? Number(withTotal[0].total) : 0;
+    if (!withTotal.length && q.offset > 0) {
       const [c] = await sql`SELECT count(*)::int AS n FROM tasks WHERE ${where}`;
       total = c.n as number;
     }
+    const rows = withTotal.map(({ total: _total, ...row }) => row as TaskRow);
     return { rows, total };
   }
 
   async insertEvents(events: EventRow[]): Promise<void> {
+    // 8 parameters a row; a statement takes at most 65535 parameters.
+    for (let i = 0; i < events.length; i += EVENT_ROWS_PER_INSERT) await this.insertEventRows(events.slice(i, i + EVENT_ROWS_PER_INSERT));
+  }
+
+  private async insertEventRows(events: EventRow[]): Promise<void> {
     if (!events.length) return;
     const params: unknown[] = [];
     const tuples = events.map((e) => {
-      params.push(e.workflow_id, e.seq, e.type, e.agent_id, e.message, e.payload === undefined ? null : e.payload, e.ts, e.stream_id);
+      // sql.json: the driver would otherwise type a boolean (or an array of them) as bool[] and the
+      // ::jsonb cast fails; typed as jsonb, every JSON value is serialised once.
+      params.push(e.workflow_id, e.seq, e.type, e.agent_id, e.message, e.payload == null ? null : this.sql.json(e.payload as postgres.JSONValue), e.ts, e.stream_id);
       const b = params.length - 8;
       return `($${b + 1}::uuid,$${b + 2}::bigint,$${b + 3},$${b + 4},$${b + 5},$${b + 6}::jsonb,$${b + 7}::timestamptz,$${b + 8})`;
     });

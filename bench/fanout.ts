@@ -1,0 +1,476 @@
+/**
+ * Benchmark 1: live SSE fan-out through the real path, against two references.
+ *
+ * real:    publisher process --js.publish--> nats-server --core sub--> service process
+ *          (ROLES=gateway,orchestrator: StreamHub + uWebSockets.js) --SSE--> client process
+ * ceiling: bare uWebSockets.js server writing the same pre-encoded frames, same batching
+ * node:http: the same with node:http
+ *
+ * The server under test is pinned to CPU 0 and the client process to CPU 1 (taskset); the
+ * publisher and nats-server are not pinned. Each server is measured twice:
+ * - saturation: as many events as the pipeline sustains (real: closed loop on the clients'
+ *   progress, see publisher.ts; references: a write per client per turn while it drains);
+ * - fixed rate: the same moderate rate for all three (half the real path's saturation
+ *   throughput unless --latency-rate is given), for publish-to-client latency.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { summarizeProfile, type ProfileSummary } from './lib/cpuprofile.js';
+import { templateFrame } from './lib/frames.js';
+import type { Percentiles } from './lib/hist.js';
+import { startService, type Nats, type Pg } from './lib/infra.js';
+import { CpuWindow, ROOT, rssKb, sleep, spawnChild, waitUntil, type ChildProc } from './lib/proc.js';
+import { fmtInt, fmtMs, fmtPct, fmtRatio, table, verdict } from './lib/report.js';
+import { LoadWindow, waitQuiet } from './lib/sysload.js';
+
+export interface FanoutShape {
+  name: string;
+  workflows: number;
+  perWorkflow: number;
+  sampleEvery: number;
+  /** Flow-control window of the real path's publisher, events per workflow. */
+  window: number;
+}
+
+export const SHAPES: FanoutShape[] = [
+  { name: '1x1000', workflows: 1, perWorkflow: 1000, sampleEvery: 20, window: 300 },
+  { name: '100x10', workflows: 100, perWorkflow: 10, sampleEvery: 10, window: 100 },
+];
+
+const BURST = 10;
+const SSE_PATH = '/api/v1/stream/sse?workflow_id=';
+
+export interface FanoutOptions {
+  nats: Nats;
+  pg: Pg;
+  pin: boolean;
+  profile: boolean;
+  warmMs: number;
+  measureMs: number;
+  /** Delivered events/s for the latency phase (all servers); default: half the real saturation. */
+  latencyRate?: number;
+  shapes: string[];
+  servers: ('gateway' | 'uws' | 'http')[];
+  log: (s: string) => void;
+}
+
+export interface Phase {
+  eventsPerSec: number;
+  latencyUs: Percentiles;
+  eventsPerWrite: number;
+  cpuPct: Record<string, number>;
+  foreignPct: number;
+  machineBusyPct: number;
+  droppedClients: number;
+  /** Events the slowest client got in the window / the average client's. */
+  slowestClientShare: number;
+  seconds: number;
+}
+
+export interface RampStep {
+  offeredEventsPerSec: number;
+  phase: Phase;
+  ok: boolean;
+}
+
+export interface ServerResult {
+  server: 'gateway' | 'uws' | 'http';
+  /** Saturation by batching: for the gateway the key is 'adaptive'. */
+  saturation: { batching: string; phase: Phase }[];
+  /** Gateway only: highest fixed rate sustained with about 10 events per write. */
+  matched?: { offeredEventsPerSec: number; phase: Phase; ramp: RampStep[] };
+  fixedRate?: { offeredEventsPerSec: number; phase: Phase };
+  connectMs: number;
+  serverRssKb?: number;
+  publisher?: { published: number; acked: number; failed: number; lastError?: string };
+  profile?: ProfileSummary;
+  error?: string;
+}
+
+async function measure(clients: ChildProc, pids: Record<string, number | undefined>, warmMs: number, measureMs: number): Promise<Phase> {
+  await sleep(warmMs);
+  const a = await clients.call('snapshot');
+  await clients.call('histReset');
+  const cpu = new CpuWindow(pids);
+  const load = new LoadWindow();
+  await sleep(measureMs);
+  const b = await clients.call('snapshot');
+  const h: Percentiles = await clients.call('histGet');
+  const c = cpu.stop();
+  const l = load.stop();
+  const dt = (b.tUs - a.tUs) / 1e6;
+  const perClient = (b.totalFrames - a.totalFrames) / Math.max(1, b.conns);
+  return {
+    eventsPerSec: (b.totalFrames - a.totalFrames) / dt,
+    latencyUs: h,
+    eventsPerWrite: (b.sampledFrames - a.sampledFrames) / Math.max(1, b.sampledWrites - a.sampledWrites),
+    cpuPct: c.perProcess,
+    foreignPct: l.foreignPct,
+    machineBusyPct: c.machineBusyPct,
+    droppedClients: b.ended,
+    slowestClientShare: perClient > 0 ? (b.minFrames - a.minFrames) / perClient : NaN,
+    seconds: dt,
+  };
+}
+
+/** Events/s per workflow to publish for `deliveredPerSec` in total, a multiple of the burst. */
+function perWfRate(deliveredPerSec: number, shape: FanoutShape): number {
+  const perWf = deliveredPerSec / (shape.workflows * shape.perWorkflow);
+  return Math.max(BURST, Math.floor(perWf / BURST) * BURST);
+}
+
+async function openClients(clients: ChildProc, port: number, shape: FanoutShape, workflows: string[]) {
+  const r = await clients.call(
+    'open',
+    { host: '127.0.0.1', port, path: SSE_PATH, workflows, perWorkflow: shape.perWorkflow, sampleEvery: shape.sampleEvery, concurrency: 200, timeoutMs: 10_000 },
+    60_000,
+  );
+  if (r.failed) throw new Error(`${r.failed} SSE connections failed: ${r.errors.join('; ')}`);
+  return r;
+}
+
+async function caughtUp(clients: ChildProc, seq: number[], log: (s: string) => void): Promise<void> {
+  await waitUntil(
+    async () => {
+      const s = await clients.call('snapshot');
+      return s.mins.every((m: number, i: number) => m < 0 || m >= seq[i]);
+    },
+    10_000,
+    25,
+    'clients to catch up',
+  ).catch(() => log('  (clients had not caught up after 10 s)'));
+}
+
+const RAMP_MAX_EVENTS_PER_WRITE = 12;
+
+async function runGateway(o: FanoutOptions, shape: FanoutShape, clients: ChildProc, publisher: ChildProc, profileDir: string | undefined): Promise<ServerResult> {
+  const db = await o.pg.database('bench_fanout');
+  const profName = `gateway-fanout-${shape.name}.cpuprofile`;
+  const svc = await startService({
+    roles: 'gateway,orchestrator',
+    natsUrl: o.nats.url,
+    dbUrl: db,
+    cpu: o.pin ? 0 : undefined,
+    nofile: 20_000,
+    name: 'gateway',
+    nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profName}`] : undefined,
+  });
+  const published = { published: 0, acked: 0, failed: 0, lastError: '' };
+  const stopPublisher = async () => {
+    const r = await publisher.call('stop');
+    published.published += r.published;
+    published.acked += r.acked;
+    published.failed += r.failed;
+    if (r.lastError) published.lastError = r.lastError;
+    await caughtUp(clients, r.seq, o.log);
+  };
+  try {
+    const workflows = Array.from({ length: shape.workflows }, () => randomUUID());
+    await publisher.call('setup', { workflows, burst: BURST, window: shape.window });
+    const opened = await openClients(clients, svc.port, shape, workflows);
+    await sleep(300); // feeds subscribed upstream
+    const pids = { gateway: svc.proc.pid, clients: clients.pid, publisher: publisher.pid, nats: o.nats.pid };
+
+    // 1. Saturation: closed loop, the gateway coalesces as much as it needs to.
+    await waitQuiet(15, 15_000, o.log);
+    await clients.call('progress', { on: true, intervalMs: 5 });
+    await publisher.call('saturate');
+    const sat = await measure(clients, pids, o.warmMs, o.measureMs);
+    await clients.call('progress', { on: false });
+    await stopPublisher();
+
+    // 2. Matched batching: the highest fixed rate at which writes still carry ~10 events.
+    const ramp: RampStep[] = [];
+    const step = async (delivered: number) => {
+      const perWf = perWfRate(delivered, shape);
+      const offered = perWf * shape.workflows * shape.perWorkflow;
+      await waitQuiet(15, 5_000, o.log);
+      await publisher.call('rate', { eventsPerSecPerWf: perWf });
+      const phase = await measure(clients, pids, 500, Math.max(1000, o.measureMs / 2));
+      await stopPublisher();
+      const ok = phase.droppedClients === 0 && phase.eventsPerSec >= 0.95 * offered && phase.eventsPerWrite <= RAMP_MAX_EVENTS_PER_WRITE;
+      ramp.push({ offeredEventsPerSec: offered, phase, ok });
+      return ok;
+    };
+    const cap = 0.95 * sat.eventsPerSec;
+    let r = 0.5 * sat.eventsPerSec;
+    if (await step(r)) {
+      for (let i = 0; i < 6 && r * 1.25 <= cap; i++) {
+        r *= 1.25;
+        if (!(await step(r))) break;
+      }
+    } else {
+      for (let i = 0; i < 3; i++) {
+        r *= 0.6;
+        if (await step(r)) break;
+      }
+    }
+    const best = ramp.filter((s) => s.ok).sort((a, b) => b.offeredEventsPerSec - a.offeredEventsPerSec)[0];
+
+    // 3. Latency at a moderate fixed rate (the same for every server).
+    const latencyRate = o.latencyRate ?? (best ? best.offeredEventsPerSec / 2 : sat.eventsPerSec / 4);
+    const perWf = perWfRate(latencyRate, shape);
+    await waitQuiet(15, 15_000, o.log);
+    await publisher.call('rate', { eventsPerSecPerWf: perWf });
+    const fixed = await measure(clients, pids, Math.min(o.warmMs, 1000), o.measureMs);
+    await stopPublisher();
+    const rss = rssKb(svc.proc.pid);
+    return {
+      server: 'gateway',
+      saturation: [{ batching: 'adaptive', phase: sat }],
+      matched: best ? { offeredEventsPerSec: best.offeredEventsPerSec, phase: best.phase, ramp } : undefined,
+      fixedRate: { offeredEventsPerSec: perWf * shape.workflows * shape.perWorkflow, phase: fixed },
+      connectMs: opened.ms,
+      serverRssKb: rss,
+      publisher: { ...published, lastError: published.lastError || undefined },
+    };
+  } finally {
+    await clients.call('closeAll').catch(() => {});
+    await svc.stop();
+    if (profileDir && !readdirSync(profileDir).includes(profName)) o.log(`  (no CPU profile written for ${shape.name})`);
+  }
+}
+
+async function runReference(
+  o: FanoutOptions,
+  kind: 'uws' | 'http',
+  shape: FanoutShape,
+  clients: ChildProc,
+  frame: { frame: Buffer; ptOffset: number },
+  batchings: number[],
+  latencyRate: number,
+): Promise<ServerResult> {
+  const srv = spawnChild({ name: `ref-${kind}`, script: 'bench/procs/ref-sse-server.ts', args: [kind], ipc: true, cpu: o.pin ? 0 : undefined, nofile: 20_000 });
+  try {
+    const port: number = await srv.call('listen');
+    const workflows = Array.from({ length: shape.workflows }, () => randomUUID());
+    const opened = await openClients(clients, port, shape, workflows);
+    await sleep(200);
+    const pids = { server: srv.pid, clients: clients.pid };
+    const saturation: ServerResult['saturation'] = [];
+    for (const b of batchings) {
+      await srv.call('setFrame', { frameB64: frame.frame.toString('base64'), ptOffset: frame.ptOffset, burst: b });
+      await waitQuiet(15, 15_000, o.log);
+      await srv.call('saturate');
+      const phase = await measure(clients, pids, b === batchings[0] ? o.warmMs : 700, o.measureMs);
+      await srv.call('stop');
+      await sleep(300);
+      saturation.push({ batching: String(b), phase });
+    }
+    await srv.call('setFrame', { frameB64: frame.frame.toString('base64'), ptOffset: frame.ptOffset, burst: BURST });
+    const perWf = perWfRate(latencyRate, shape);
+    await waitQuiet(15, 15_000, o.log);
+    await srv.call('rate', { eventsPerSecPerChannel: perWf });
+    const fixed = await measure(clients, pids, Math.min(o.warmMs, 1000), o.measureMs);
+    await srv.call('stop');
+    const rss = rssKb(srv.pid);
+    return { server: kind, saturation, fixedRate: { offeredEventsPerSec: perWf * shape.workflows * shape.perWorkflow, phase: fixed }, connectMs: opened.ms, serverRssKb: rss };
+  } finally {
+    await clients.call('closeAll').catch(() => {});
+    await srv.stop();
+  }
+}
+
+export interface ShapeResult {
+  shape: FanoutShape;
+  frameBytes: number;
+  results: ServerResult[];
+  ratios: Record<string, number | undefined>;
+  targets?: { target: string; matched: string; saturation: string; metMatched?: boolean; metSaturation?: boolean }[];
+}
+
+export async function runFanout(o: FanoutOptions): Promise<{ shapes: ShapeResult[]; report: string }> {
+  const frame = await templateFrame();
+  const profileDir = o.profile ? join(ROOT, 'bench', 'results', 'profiles') : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const clients = spawnChild({ name: 'sse-clients', script: 'bench/procs/sse-clients.ts', ipc: true, cpu: o.pin ? 1 : undefined, nofile: 20_000 });
+  const publisher = spawnChild({ name: 'publisher', script: 'bench/procs/publisher.ts', ipc: true });
+  clients.on('progress', (mins) => publisher.send('progress', mins));
+  const out: ShapeResult[] = [];
+  let report = '';
+  try {
+    await publisher.call('connect', { url: o.nats.url });
+    for (const shape of SHAPES.filter((s) => o.shapes.includes(s.name))) {
+      o.log(`fan-out ${shape.name}: ${shape.workflows} workflow(s) x ${shape.perWorkflow} clients`);
+      const results: ServerResult[] = [];
+      let latencyRate = o.latencyRate;
+      let adaptiveBatch: number | undefined;
+      for (const server of o.servers) {
+        const t0 = Date.now();
+        try {
+          let r: ServerResult;
+          if (server === 'gateway') {
+            r = await runGateway(o, shape, clients, publisher, profileDir);
+            latencyRate ??= r.fixedRate!.offeredEventsPerSec;
+            adaptiveBatch = Math.max(BURST, Math.round(r.saturation[0].phase.eventsPerWrite));
+            if (profileDir) r.profile = summarizeProfile(join(profileDir, `gateway-fanout-${shape.name}.cpuprofile`));
+            o.log(
+              `  gateway: saturation ${fmtInt(r.saturation[0].phase.eventsPerSec)} events/s (${r.saturation[0].phase.eventsPerWrite.toFixed(0)} events/write); ` +
+                `${r.matched ? `${fmtInt(r.matched.phase.eventsPerSec)} events/s at ~10 events/write` : 'no rate sustained at ~10 events/write'}; ` +
+                `p99 ${fmtMs(r.fixedRate!.phase.latencyUs.p99)} ms at ${fmtInt(r.fixedRate!.offeredEventsPerSec)}/s (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+            );
+          } else {
+            const batchings = adaptiveBatch && adaptiveBatch > BURST * 1.5 ? [BURST, adaptiveBatch] : [BURST];
+            r = await runReference(o, server, shape, clients, frame, batchings, latencyRate ?? 100_000);
+            o.log(
+              `  ${server}: ${r.saturation.map((s) => `${fmtInt(s.phase.eventsPerSec)} events/s at ${s.batching} events/write`).join(', ')}; ` +
+                `p99 ${fmtMs(r.fixedRate!.phase.latencyUs.p99)} ms at ${fmtInt(r.fixedRate!.offeredEventsPerSec)}/s (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+            );
+          }
+          results.push(r);
+        } catch (err) {
+          o.log(`  ${server}: FAILED: ${(err as Error).message}`);
+          results.push({ server, saturation: [], connectMs: 0, error: (err as Error).message });
+        }
+      }
+      const sr = summarize(shape, frame.frame.length, results);
+      out.push(sr);
+      report += formatShape(sr);
+    }
+  } finally {
+    await clients.stop();
+    await publisher.stop();
+  }
+  return { shapes: out, report };
+}
+
+function summarize(shape: FanoutShape, frameBytes: number, results: ServerResult[]): ShapeResult {
+  const get = (s: string) => results.find((r) => r.server === s && !r.error);
+  const real = get('gateway');
+  const sat = (r: ServerResult | undefined, b: string) => r?.saturation.find((x) => x.batching === b)?.phase.eventsPerSec;
+  const adaptiveB = real ? String(Math.max(BURST, Math.round(real.saturation[0].phase.eventsPerWrite))) : '';
+  const realMatched = real?.matched?.phase.eventsPerSec;
+  const realSat = real?.saturation[0]?.phase.eventsPerSec;
+  const div = (a?: number, b?: number) => (a !== undefined && b ? a / b : undefined);
+  const ratios = {
+    matchedVsCeiling: div(realMatched, sat(get('uws'), String(BURST))),
+    matchedVsNodeHttp: div(realMatched, sat(get('http'), String(BURST))),
+    saturationVsCeilingSameBatch: div(realSat, sat(get('uws'), adaptiveB)),
+    saturationVsNodeHttpSameBatch: div(realSat, sat(get('http'), adaptiveB)),
+    saturationVsCeiling10: div(realSat, sat(get('uws'), String(BURST))),
+    saturationVsNodeHttp10: div(realSat, sat(get('http'), String(BURST))),
+  };
+  const sr: ShapeResult = { shape, frameBytes, results, ratios };
+  if (shape.name === '1x1000' && real) {
+    const p99 = real.fixedRate?.phase.latencyUs.p99;
+    sr.targets = [
+      {
+        target: '>= 1,000,000 events/s delivered',
+        matched: fmtInt(realMatched),
+        saturation: fmtInt(realSat),
+        metMatched: realMatched === undefined ? undefined : realMatched >= 1_000_000,
+        metSaturation: realSat === undefined ? undefined : realSat >= 1_000_000,
+      },
+      {
+        target: '>= 70% of the bare-uWS ceiling',
+        matched: fmtPct(ratios.matchedVsCeiling),
+        saturation: fmtPct(ratios.saturationVsCeilingSameBatch),
+        metMatched: ratios.matchedVsCeiling === undefined ? undefined : ratios.matchedVsCeiling >= 0.7,
+        metSaturation: ratios.saturationVsCeilingSameBatch === undefined ? undefined : ratios.saturationVsCeilingSameBatch >= 0.7,
+      },
+      {
+        target: '>= 1.5x node:http',
+        matched: fmtRatio(ratios.matchedVsNodeHttp),
+        saturation: fmtRatio(ratios.saturationVsNodeHttpSameBatch),
+        metMatched: ratios.matchedVsNodeHttp === undefined ? undefined : ratios.matchedVsNodeHttp >= 1.5,
+        metSaturation: ratios.saturationVsNodeHttpSameBatch === undefined ? undefined : ratios.saturationVsNodeHttpSameBatch >= 1.5,
+      },
+      {
+        target: 'p99 publish-to-client < 10 ms (fixed rate)',
+        matched: `${fmtMs(p99)} ms at ${fmtInt(real.fixedRate?.offeredEventsPerSec)}/s`,
+        saturation: `${fmtMs(real.saturation[0].phase.latencyUs.p99)} ms (closed loop)`,
+        metMatched: p99 === undefined ? undefined : p99 < 10_000,
+        metSaturation: undefined,
+      },
+    ];
+  }
+  return sr;
+}
+
+const NAMES: Record<string, string> = { gateway: 'real path (NATS -> gateway)', uws: 'ceiling: bare uWS', http: 'node:http' };
+
+function formatShape(sr: ShapeResult): string {
+  const { shape } = sr;
+  const real = sr.results.find((r) => r.server === 'gateway' && !r.error);
+  const thr: (string | number)[][] = [];
+  const cpuOf = (r: ServerResult, p: Phase) =>
+    r.server === 'gateway' ? `${p.cpuPct.gateway}/${p.cpuPct.clients}/${p.cpuPct.publisher}/${p.cpuPct.nats}` : `${p.cpuPct.server}/${p.cpuPct.clients}`;
+  const row = (name: string, r: ServerResult, how: string, p: Phase, vs: string) =>
+    thr.push([name, how, fmtInt(p.eventsPerSec), p.eventsPerWrite.toFixed(1), vs, `${fmtMs(p.latencyUs.p50)}/${fmtMs(p.latencyUs.p99)}`, cpuOf(r, p), `${p.foreignPct}`, String(p.droppedClients)]);
+  for (const r of sr.results) {
+    if (r.error) {
+      thr.push([NAMES[r.server], 'FAILED', r.error.split('\n')[0].slice(0, 60), '', '', '', '', '', '']);
+      continue;
+    }
+    if (r.server === 'gateway') {
+      if (r.matched) row(NAMES.gateway, r, `fixed rate ${fmtInt(r.matched.offeredEventsPerSec)}/s`, r.matched.phase, '');
+      else thr.push([NAMES.gateway, 'no rate sustained at <= 12 ev/write', '', '', '', '', '', '', '']);
+      row(NAMES.gateway, r, 'saturation (closed loop)', r.saturation[0].phase, '');
+    } else {
+      for (const s of r.saturation) {
+        const base = s.batching === String(BURST) ? real?.matched?.phase.eventsPerSec : real?.saturation[0].phase.eventsPerSec;
+        const label = s.batching === String(BURST) ? 'matched' : 'saturation';
+        row(NAMES[r.server], r, `saturation, ${s.batching} ev/write`, s.phase, base ? `${fmtRatio(base / s.phase.eventsPerSec)} (${label})` : 'n/a');
+      }
+    }
+  }
+  let s = table(
+    `Fan-out ${shape.name}: ${shape.workflows} workflow(s) x ${shape.perWorkflow} SSE clients — throughput (measured)`,
+    ['server', 'load', 'events/s', 'ev/write', 'real / this', 'p50/p99 ms', 'CPU %', 'other %', 'drops'],
+    thr,
+    [
+      `events/s = SSE event frames received by all clients per second; frame = ${sr.frameBytes} bytes (an LLM_PARTIAL event as the gateway encodes it).`,
+      `real path, fixed rate: the highest rate of a ramp (x1.25 steps) at which the gateway still wrote <= ${RAMP_MAX_EVENTS_PER_WRITE} events per write with >= 95% delivered (publisher: bursts of ${BURST} per workflow).`,
+      `real path, saturation: closed loop, the publisher stays <= ${shape.window} events per workflow ahead of the slowest client; the gateway coalesces what arrives in one event-loop turn.`,
+      `references: one write of N pre-encoded frames per client per event-loop turn while the client drains; N = ${BURST} (like-for-like with the fixed-rate row) and N = the real path's saturation batching.`,
+      `real / this: (matched) = real fixed-rate row / this row at ${BURST} ev/write; (saturation) = real saturation row / this row at the same batching.`,
+      `ev/write = event frames per HTTP chunk on sampled connections. CPU % of one core: real = gateway/clients/publisher/nats-server, references = server/clients;`,
+      `other % = CPU used meanwhile by processes outside this benchmark (another test run on the machine skews figures).`,
+    ],
+  );
+  const lat = sr.results
+    .filter((r) => !r.error && r.fixedRate)
+    .map((r) => {
+      const p = r.fixedRate!.phase;
+      return [NAMES[r.server], fmtInt(r.fixedRate!.offeredEventsPerSec), fmtInt(p.eventsPerSec), p.eventsPerWrite.toFixed(1), fmtMs(p.latencyUs.p50), fmtMs(p.latencyUs.p99), fmtMs(p.latencyUs.max), fmtInt(p.latencyUs.count), `${p.foreignPct}`];
+    });
+  s += table(
+    `Fan-out ${shape.name} — publish-to-client latency at a fixed rate (measured)`,
+    ['server', 'offered ev/s', 'delivered ev/s', 'ev/write', 'p50 ms', 'p99 ms', 'max ms', 'samples', 'other %'],
+    lat,
+    [
+      `the same offered rate for every server (half the real path's fixed-rate row unless --latency-rate); real path: publisher publishes bursts of ${BURST} per workflow; references write ${BURST} frames per write.`,
+      `latency = client receive time - publish time (real: before js.publish; references: before the write), CLOCK_MONOTONIC, every ${shape.sampleEvery}th connection.`,
+    ],
+  );
+  if (real?.matched) {
+    s += table(
+      `Fan-out ${shape.name} — real path rate ramp`,
+      ['offered ev/s', 'delivered ev/s', 'ev/write', 'p50 ms', 'p99 ms', 'gateway CPU %', 'other %', 'sustained'],
+      real.matched.ramp.map((st) => [fmtInt(st.offeredEventsPerSec), fmtInt(st.phase.eventsPerSec), st.phase.eventsPerWrite.toFixed(1), fmtMs(st.phase.latencyUs.p50), fmtMs(st.phase.latencyUs.p99), `${st.phase.cpuPct.gateway}`, `${st.phase.foreignPct}`, st.ok ? 'yes' : 'no']),
+    );
+  }
+  if (sr.targets) {
+    s += table(
+      `Targets, fan-out ${shape.name} (real path)`,
+      ['target', 'like-for-like (10 ev/write)', 'verdict', 'saturation (adaptive batching)', 'verdict'],
+      sr.targets.map((t) => [t.target, t.matched, verdict(t.metMatched), t.saturation, verdict(t.metSaturation)]),
+    );
+  }
+  if (real?.publisher?.failed) s += `\n  publisher: ${real.publisher.failed} publishes failed (${real.publisher.lastError}).`;
+  if (real?.profile) {
+    s += table(
+      `Gateway CPU profile, fan-out ${shape.name} (self time over the process's life; figures above include profiler overhead)`,
+      ['area', 'self ms', '% of busy'],
+      real.profile.byArea.slice(0, 10).map((a) => [a.area, fmtInt(a.selfMs), `${a.pctOfBusy}%`]),
+      [`profile: ${real.profile.file}`],
+    );
+    s += table(
+      `Gateway hottest functions, fan-out ${shape.name}`,
+      ['function', 'where', 'self ms', '% of busy'],
+      real.profile.topFunctions.map((f) => [f.fn, f.where || f.area, fmtInt(f.selfMs), `${f.pctOfBusy}%`]),
+    );
+  }
+  return s + '\n';
+}

@@ -1,0 +1,1 @@
+export async function runIntake(_o: any): Promise<{ results: unknown; report: string }> { return { results: null, report: '' }; }

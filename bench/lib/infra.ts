@@ -1,0 +1,139 @@
+/**
+ * What the benchmarks run against: a throwaway nats-server with JetStream (the project's own
+ * launcher), a throwaway PostgreSQL server (the test harness's launcher: a real server, run
+ * as the postgres user when we are root) with one database per benchmark, and the service
+ * itself started as a separate process exactly as in production:
+ * `node --import tsx src/main.ts` with its configuration in the environment.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { startNatsServer, type NatsServerHandle } from '../../src/embedded/nats-server.js';
+import { startPostgresServer, type PostgresServerHandle } from '../../test/harness/postgres-server.js';
+import { freePort, spawnChild, waitUntil, type ChildProc } from './proc.js';
+
+export interface Nats {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function startNats(): Promise<Nats> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-nats-'));
+  let h: NatsServerHandle;
+  try {
+    h = await startNatsServer({ storeDir: dir, host: '127.0.0.1', port: 0 });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    url: h.url,
+    pid: h.pid,
+    async stop() {
+      await h.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Pg {
+  /** URL of a fresh database on the shared server. */
+  database(name: string): Promise<string>;
+  version: string;
+  stop(): Promise<void>;
+}
+
+export async function startPg(): Promise<Pg> {
+  const h: PostgresServerHandle | undefined = await startPostgresServer();
+  if (!h) throw new Error('PostgreSQL server binaries not found (initdb, postgres): install them, e.g. `apt-get install postgresql-15`');
+  const admin = postgres(h.url, { max: 1, onnotice: () => {} });
+  const [{ version }] = await admin`SELECT current_setting('server_version') AS version`;
+  return {
+    version: String(version),
+    async database(name: string) {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name}`);
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      const u = new URL(h.url);
+      u.pathname = `/${name}`;
+      return u.toString();
+    },
+    async stop() {
+      await admin.end({ timeout: 2 });
+      await h.stop();
+    },
+  };
+}
+
+export interface Service {
+  proc: ChildProc;
+  port: number;
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `node --import tsx src/main.ts` and waits until GET /readiness answers 200. */
+export async function startService(o: {
+  roles: string;
+  natsUrl: string;
+  dbUrl: string;
+  cpu?: number;
+  nofile?: number;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  name?: string;
+}): Promise<Service> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-svc-'));
+  const proc = spawnChild({
+    name: o.name ?? 'service',
+    script: 'src/main.ts',
+    imports: ['bench/lib/parent-watch.ts'],
+    nodeArgs: o.nodeArgs,
+    cpu: o.cpu,
+    nofile: o.nofile,
+    env: {
+      NATS_URL: o.natsUrl,
+      DATABASE_URL: o.dbUrl,
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(port),
+      GRPC_HOST: '127.0.0.1',
+      ORCHESTRATOR_GRPC_PORT: '0',
+      ROLES: o.roles,
+      LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+      ...o.env,
+    },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntil(
+      async () => {
+        if (proc.exitInfo) throw new Error(`service exited during start-up (${proc.exitInfo.code ?? proc.exitInfo.signal}):\n${proc.tail()}`);
+        try {
+          const r = await fetch(`${base}/readiness`, { signal: AbortSignal.timeout(2000) });
+          return r.status === 200;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+      100,
+      'service readiness',
+    );
+  } catch (err) {
+    await proc.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    proc,
+    port,
+    base,
+    async stop() {
+      await proc.stop(20_000);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

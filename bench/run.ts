@@ -1,0 +1,166 @@
+/**
+ * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N]`
+ *
+ * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake. Default: all of them.
+ * Prints a table per benchmark (measured figures, the references measured in the same run,
+ * ratios, and stated references clearly labelled) and writes everything as JSON to
+ * bench/results/latest.json. Traffic goes to 127.0.0.1 only; every phase is bounded in time
+ * and the whole run is stopped by a watchdog. See bench/README.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { SHAPES, runFanout } from './fanout.js';
+import { runIdle } from './idle.js';
+import { runIntake } from './intake.js';
+import { startNats, startPg, type Pg } from './lib/infra.js';
+import { ROOT, TASKSET, killAll, killAllSync } from './lib/proc.js';
+
+const WATCHDOG_MS = 15 * 60 * 1000;
+
+interface Args {
+  fanoutShapes: string[];
+  idle: boolean;
+  intake: boolean;
+  profile: boolean;
+  pin: boolean;
+  quick: boolean;
+  latencyRate?: number;
+  servers: ('gateway' | 'uws' | 'http')[];
+}
+
+function parseArgs(argv: string[]): Args {
+  const names = argv.filter((a) => !a.startsWith('--'));
+  const flags = argv.filter((a) => a.startsWith('--'));
+  const known = ['fanout', 'idle', 'intake', ...SHAPES.map((s) => `fanout:${s.name}`)];
+  for (const n of names) if (!known.includes(n)) throw new Error(`unknown benchmark ${JSON.stringify(n)}; known: ${known.join(', ')}`);
+  const all = names.length === 0;
+  const fanoutShapes = all || names.includes('fanout') ? SHAPES.map((s) => s.name) : names.filter((n) => n.startsWith('fanout:')).map((n) => n.slice(7));
+  const a: Args = {
+    fanoutShapes,
+    idle: all || names.includes('idle'),
+    intake: all || names.includes('intake'),
+    profile: false,
+    pin: true,
+    quick: false,
+    servers: ['gateway', 'uws', 'http'],
+  };
+  for (const f of flags) {
+    const [k, v] = f.split('=');
+    if (k === '--profile') a.profile = true;
+    else if (k === '--no-pin') a.pin = false;
+    else if (k === '--quick') a.quick = true;
+    else if (k === '--latency-rate') a.latencyRate = Number(v);
+    else if (k === '--servers') a.servers = v.split(',') as Args['servers'];
+    else throw new Error(`unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --servers=gateway,uws,http`);
+  }
+  return a;
+}
+
+function sh(cmd: string, args: string[]): string {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const watchdog = setTimeout(() => {
+    log(`watchdog: the run took longer than ${WATCHDOG_MS / 60000} minutes; stopping everything`);
+    killAllSync();
+    process.exit(3);
+  }, WATCHDOG_MS);
+  watchdog.unref();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      log(`${sig}: stopping child processes`);
+      killAllSync();
+      process.exit(130);
+    });
+  }
+
+  const pin = args.pin && !!TASKSET && cpus().length >= 2;
+  if (args.pin && !pin) log('not pinning processes to CPUs (taskset missing or fewer than 2 CPUs)');
+  const warmMs = args.quick ? 700 : 1500;
+  const measureMs = args.quick ? 1500 : 3000;
+
+  const meta = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
+    memoryGiB: +(totalmem() / 2 ** 30).toFixed(1),
+    natsServer: sh('nats-server', ['--version']).replace(/^nats-server:\s*/, '') || 'unknown',
+    postgres: '',
+    commit: sh('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']),
+    dirty: sh('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src']) !== '',
+    args: process.argv.slice(2),
+    pinned: pin ? 'server under test on CPU 0, SSE client process on CPU 1 (taskset); nats-server, publisher and runner unpinned' : 'no',
+    clock: 'latencies use CLOCK_MONOTONIC (process.hrtime), shared by all processes on the machine',
+    warmMs,
+    measureMs,
+  };
+  const results: Record<string, unknown> = { meta };
+  let report = '';
+
+  let pg: Pg | undefined;
+  try {
+    log('starting PostgreSQL (throwaway server)');
+    pg = await startPg();
+    meta.postgres = pg.version;
+
+    if (args.fanoutShapes.length) {
+      const nats = await startNats();
+      try {
+        const r = await runFanout({ nats, pg, pin, profile: args.profile, warmMs, measureMs, latencyRate: args.latencyRate, shapes: args.fanoutShapes, servers: args.servers, log });
+        results.fanout = r.shapes;
+        report += r.report;
+        process.stdout.write(r.report);
+      } finally {
+        await nats.stop();
+      }
+    }
+    if (args.idle) {
+      const nats = await startNats();
+      try {
+        const r = await runIdle({ nats, pg, pin, quick: args.quick, log });
+        results.idle = r.results;
+        report += r.report;
+        process.stdout.write(r.report);
+      } finally {
+        await nats.stop();
+      }
+    }
+    if (args.intake) {
+      const nats = await startNats();
+      try {
+        const r = await runIntake({ nats, pg, quick: args.quick, log });
+        results.intake = r.results;
+        report += r.report;
+        process.stdout.write(r.report);
+      } finally {
+        await nats.stop();
+      }
+    }
+  } finally {
+    await killAll();
+    await pg?.stop().catch(() => {});
+    (meta as Record<string, unknown>).totalSeconds = +((Date.now() - started) / 1000).toFixed(1);
+    const dir = join(ROOT, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
+    log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s; results: bench/results/latest.json`);
+    clearTimeout(watchdog);
+  }
+}
+
+main().catch(async (err) => {
+  log(`failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  killAllSync();
+  process.exit(1);
+});
