@@ -28,6 +28,7 @@ interface Args {
   quick: boolean;
   latencyRate?: number;
   servers: ('gateway' | 'uws' | 'http')[];
+  rawPublish: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -45,6 +46,7 @@ function parseArgs(argv: string[]): Args {
     pin: true,
     quick: false,
     servers: ['gateway', 'uws', 'http'],
+    rawPublish: false,
   };
   for (const f of flags) {
     const [k, v] = f.split('=');
@@ -53,7 +55,11 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--quick') a.quick = true;
     else if (k === '--latency-rate') a.latencyRate = Number(v);
     else if (k === '--servers') a.servers = v.split(',') as Args['servers'];
-    else throw new Error(`unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --servers=gateway,uws,http`);
+    else if (k === '--publish') {
+      if (v !== 'raw' && v !== 'js') throw new Error('--publish must be js or raw');
+      a.rawPublish = v === 'raw';
+    }
+    else throw new Error(`unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --servers=gateway,uws,http --publish=js|raw`);
   }
   return a;
 }
@@ -68,20 +74,38 @@ function sh(cmd: string, args: string[]): string {
 
 const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
+/** Throwaway servers (nats-server, PostgreSQL) to stop however the run ends. */
+const servers = new Set<{ stop(): Promise<void> }>();
+
+async function emergencyStop(code: number): Promise<never> {
+  killAllSync();
+  await Promise.race([Promise.all([...servers].map((s) => s.stop().catch(() => {}))), new Promise((r) => setTimeout(r, 8000))]);
+  process.exit(code);
+}
+
+async function withNats<T>(fn: (nats: Awaited<ReturnType<typeof startNats>>) => Promise<T>): Promise<T> {
+  const nats = await startNats();
+  servers.add(nats);
+  try {
+    return await fn(nats);
+  } finally {
+    await nats.stop();
+    servers.delete(nats);
+  }
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const watchdog = setTimeout(() => {
     log(`watchdog: the run took longer than ${WATCHDOG_MS / 60000} minutes; stopping everything`);
-    killAllSync();
-    process.exit(3);
+    void emergencyStop(3);
   }, WATCHDOG_MS);
   watchdog.unref();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
       log(`${sig}: stopping child processes`);
-      killAllSync();
-      process.exit(130);
+      void emergencyStop(130);
     });
   }
 
@@ -106,50 +130,36 @@ async function main(): Promise<void> {
     measureMs,
   };
   const results: Record<string, unknown> = { meta };
-  let report = '';
 
   let pg: Pg | undefined;
   try {
     log('starting PostgreSQL (throwaway server)');
     pg = await startPg();
+    servers.add(pg);
     meta.postgres = pg.version;
 
+    const db = pg;
     if (args.fanoutShapes.length) {
-      const nats = await startNats();
-      try {
-        const r = await runFanout({ nats, pg, pin, profile: args.profile, warmMs, measureMs, latencyRate: args.latencyRate, shapes: args.fanoutShapes, servers: args.servers, log });
-        results.fanout = r.shapes;
-        report += r.report;
-        process.stdout.write(r.report);
-      } finally {
-        await nats.stop();
-      }
+      const r = await withNats((nats) =>
+        runFanout({ nats, pg: db, pin, profile: args.profile, warmMs, measureMs, latencyRate: args.latencyRate, shapes: args.fanoutShapes, servers: args.servers, rawPublish: args.rawPublish, log }),
+      );
+      results.fanout = r.shapes;
+      process.stdout.write(r.report);
     }
     if (args.idle) {
-      const nats = await startNats();
-      try {
-        const r = await runIdle({ nats, pg, pin, quick: args.quick, log });
-        results.idle = r.results;
-        report += r.report;
-        process.stdout.write(r.report);
-      } finally {
-        await nats.stop();
-      }
+      const r = await withNats((nats) => runIdle({ nats, pg: db, pin, quick: args.quick, log }));
+      results.idle = r.results;
+      process.stdout.write(r.report);
     }
     if (args.intake) {
-      const nats = await startNats();
-      try {
-        const r = await runIntake({ nats, pg, quick: args.quick, log });
-        results.intake = r.results;
-        report += r.report;
-        process.stdout.write(r.report);
-      } finally {
-        await nats.stop();
-      }
+      const r = await withNats((nats) => runIntake({ nats, pg: db, quick: args.quick, profile: args.profile, log }));
+      results.intake = r.results;
+      process.stdout.write(r.report);
     }
   } finally {
     await killAll();
     await pg?.stop().catch(() => {});
+    if (pg) servers.delete(pg);
     (meta as Record<string, unknown>).totalSeconds = +((Date.now() - started) / 1000).toFixed(1);
     const dir = join(ROOT, 'bench', 'results');
     mkdirSync(dir, { recursive: true });
@@ -161,6 +171,5 @@ async function main(): Promise<void> {
 
 main().catch(async (err) => {
   log(`failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-  killAllSync();
-  process.exit(1);
+  await emergencyStop(1);
 });

@@ -127,13 +127,26 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
         r.service(StreamingService, streaming);
       };
       const server = http2.createServer(connectNodeAdapter({ routes }));
+      // Open client sessions would keep close() waiting forever: end them on shutdown.
+      const sessions = new Set<http2.Http2Session>();
+      server.on('session', (s) => {
+        sessions.add(s);
+        s.once('close', () => sessions.delete(s));
+      });
       await new Promise<void>((res, rej) => {
         server.once('error', rej);
         server.listen(cfg.rpc.port, cfg.rpc.host, () => res());
       });
       const addr = server.address();
       app.grpcPort = typeof addr === 'object' && addr ? addr.port : cfg.rpc.port;
-      cleanups.push(() => new Promise<void>((res) => server.close(() => res())));
+      cleanups.push(
+        () =>
+          new Promise<void>((res) => {
+            server.close(() => res());
+            for (const s of sessions) s.close();
+            setTimeout(() => sessions.forEach((s) => s.destroy()), 2000).unref();
+          }),
+      );
       log.info({ port: app.grpcPort }, 'orchestrator (Connect, gRPC, gRPC-Web) listening');
       const reconciler = new Reconciler(bus, store, log);
       reconciler.start();

@@ -191,9 +191,10 @@ function eventSubs(t: TestApp, id: string): number {
 }
 
 /**
- * Offline provider with two test hooks read from the user message:
- * `[gate:<key>]` waits until the test opens that gate; `[big:<n>]` answers with n characters
- * (and, as planner, with 8 subtasks) so one workflow produces many megabytes of events.
+ * Offline provider with test hooks read from the user message: `[gate:<key>]` waits until the
+ * test opens that gate; `[synth-gate:<key>]` does so for the synthesizer only; `[big:<n>]`
+ * answers with n characters (and, as planner, with 8 subtasks) so one workflow produces many
+ * megabytes of events; `[pace]` yields to the event loop between its 64 kB deltas.
  */
 class TestLlm implements LlmProvider {
   readonly name = 'offline';
@@ -216,14 +217,75 @@ class TestLlm implements LlmProvider {
     const system = req.messages.find((m) => m.role === 'system')?.content ?? '';
     const gate = /\[gate:([\w-]+)\]/.exec(user);
     if (gate) await this.gate(gate[1]).promise;
+    const synthGate = /\[synth-gate:([\w-]+)\]/.exec(user);
+    if (synthGate && user.startsWith('Combine these subtask results')) await this.gate(synthGate[1]).promise;
     const big = /\[big:(\d+)\]/.exec(user);
     if (!big) return this.inner.complete(req, onDelta);
     const text = /json array of subtasks/i.test(system)
       ? JSON.stringify(range(1, 8).map((i) => ({ id: `part-${i}`, description: `part ${i}` })))
       : 'x'.repeat(Number(big[1]));
-    for (let i = 0; i < text.length; i += 65_536) onDelta?.(text.slice(i, i + 65_536));
+    for (let i = 0; i < text.length; i += 65_536) {
+      if (user.includes('[pace]')) await new Promise((r) => setTimeout(r, 1));
+      onDelta?.(text.slice(i, i + 65_536));
+    }
     return { text, model: 'offline-deterministic', provider: 'offline', finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, costUsd: 0 } };
   }
+}
+
+/** A raw HTTP client that sends its request and then does not read until drain() is called. */
+function stalledClient(t: TestApp, path: string) {
+  const sock = net.connect(t.app.gatewayPort!, '127.0.0.1');
+  sock.pause();
+  sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+  sock.on('error', () => {});
+  const chunks: Buffer[] = [];
+  const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+  let reading = false;
+  return {
+    sock,
+    /** Starts reading; what arrived so far is in received(). */
+    resume() {
+      if (!reading) sock.on('data', (c: Buffer) => chunks.push(c));
+      reading = true;
+      sock.resume();
+    },
+    received: () => Buffer.concat(chunks),
+    /** Resumes reading and resolves with everything received once the server closed. */
+    async drain(): Promise<string> {
+      this.resume();
+      await closed;
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+}
+
+/** Decodes an HTTP/1.1 chunked response (possibly incomplete). */
+function dechunk(raw: string): { head: string; body: string } {
+  const i = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, i);
+  let rest = raw.slice(i + 4);
+  let body = '';
+  for (;;) {
+    const j = rest.indexOf('\r\n');
+    if (j < 0) break;
+    const n = parseInt(rest.slice(0, j), 16);
+    if (!n || rest.length < j + 2 + n) break;
+    body += rest.slice(j + 2, j + 2 + n);
+    rest = rest.slice(j + 2 + n + 2);
+  }
+  return { head, body };
+}
+
+/** The seqs of the SSE event frames in a decoded body, and its non-event frames. */
+function sseBody(body: string): { seqs: number[]; others: string[] } {
+  const seqs: number[] = [];
+  const others: string[] = [];
+  for (const b of body.split('\n\n')) {
+    if (!b || b.startsWith(':')) continue;
+    if (/^id: /.test(b)) seqs.push(JSON.parse(b.slice(b.indexOf('data: ') + 6)).seq as number);
+    else others.push(b);
+  }
+  return { seqs, others };
 }
 
 // --- default configuration -----------------------------------------------------------------
@@ -412,11 +474,16 @@ describe('SSE and WebSocket (default configuration)', () => {
       expect(seqs(r.messages)).toEqual(range(11, ref.events.length));
     });
 
-    it('answers 400 without upgrading for a missing or invalid workflow_id', async () => {
-      for (const q of ['', '?workflow_id=', '?workflow_id=nope']) {
+    it('answers 400 without upgrading for a missing or invalid workflow_id or last_event_id', async () => {
+      for (const [q, re] of [
+        ['', /workflow_id is required/],
+        ['?workflow_id=', /workflow_id is required/],
+        ['?workflow_id=nope', /invalid workflow_id/],
+        [`?workflow_id=${ref.id}&last_event_id=abc`, /last_event_id/],
+      ] as const) {
         const r = await wsCollect(wsUrl(q), { timeoutMs: 5_000 });
         expect(r.status, q).toBe(400);
-        expect(JSON.parse(r.body!).error, q).toMatch(/workflow_id/);
+        expect(JSON.parse(r.body!).error, q).toMatch(re);
         expect(r.messages).toEqual([]);
       }
     });
@@ -611,44 +678,11 @@ describe('slow clients (STREAM_MAX_BUFFER_BYTES=1024)', () => {
     await t?.stop();
   });
 
-  /** A raw HTTP client that sends its request and then never reads. */
-  function stalledClient(path: string) {
-    const sock = net.connect(t.app.gatewayPort!, '127.0.0.1');
-    sock.pause();
-    sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-    sock.on('error', () => {});
-    /** Resumes reading and resolves with everything received once the server closed. */
-    const drain = () =>
-      new Promise<string>((resolve) => {
-        const chunks: Buffer[] = [];
-        sock.on('data', (c: Buffer) => chunks.push(c));
-        sock.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-        sock.resume();
-      });
-    return { sock, drain };
-  }
-
-  /** Decodes an HTTP/1.1 chunked response body. */
-  function dechunk(raw: string): { head: string; body: string } {
-    const i = raw.indexOf('\r\n\r\n');
-    const head = raw.slice(0, i);
-    let rest = raw.slice(i + 4);
-    let body = '';
-    for (;;) {
-      const j = rest.indexOf('\r\n');
-      if (j < 0) break;
-      const n = parseInt(rest.slice(0, j), 16);
-      if (!n) break;
-      body += rest.slice(j + 2, j + 2 + n);
-      rest = rest.slice(j + 2 + n + 2);
-    }
-    return { head, body };
-  }
-
   it('drops a client that does not read while a normal client still gets everything', async () => {
-    // 8 subtasks of 800 kB each: over 10 MB of events, more than the kernel buffers of a socket nobody reads.
-    const id = await submit(t, { query: '[gate:slow-1] [big:800000] big output', mode: 'standard' });
-    const slow = stalledClient(`/api/v1/stream/sse?workflow_id=${id}`);
+    // 8 subtasks of 400 kB each: over 10 MB of events, more than the kernel buffers of a socket
+    // nobody reads. Paced, so the normal client (in this process) keeps up.
+    const id = await submit(t, { query: '[gate:slow-1] [big:400000] [pace] big output', mode: 'standard' });
+    const slow = stalledClient(t, `/api/v1/stream/sse?workflow_id=${id}`);
     const feed = await waitFor(async () => {
       const f = gw(t).hub.feeds.get(id);
       return f?.subscribers.size === 1 ? f : undefined;
@@ -678,13 +712,56 @@ describe('slow clients (STREAM_MAX_BUFFER_BYTES=1024)', () => {
     // What it was sent: a contiguous prefix, then the drop notice, and no done.
     const { head, body } = dechunk(await slow.drain());
     expect(head).toMatch(/^HTTP\/1\.1 200 OK/);
-    const frames = body.split('\n\n').filter((b) => b && !b.startsWith(':'));
-    const last = frames.at(-1)!;
-    expect(last).toMatch(/^event: error\ndata: \{"error":"client too slow/);
-    const got = frames.slice(0, -1).map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)).seq as number);
+    const { seqs: got, others } = sseBody(body);
+    expect(others).toHaveLength(1);
+    expect(others[0]).toMatch(/^event: error\ndata: \{"error":"client too slow/);
+    expect(body.endsWith(`${others[0]}\n\n`)).toBe(true);
     expect(got.length).toBeGreaterThan(0);
     expect(got).toEqual(range(1, got.length));
     expect(got.length).toBeLessThan(evs.length);
     expect(body).not.toContain('event: done');
+  }, 90_000);
+});
+
+// --- a client catching up after a stall --------------------------------------------------------
+
+describe('catching up after a stall (STREAM_MAX_BUFFER_BYTES=32 MB, no heartbeats)', () => {
+  const llm = new TestLlm();
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ STREAM_MAX_BUFFER_BYTES: String(32 * 1024 * 1024), PARTIAL_CHUNK_CHARS: '8192', SSE_HEARTBEAT_SECONDS: '3600' }, { llm });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('a client that stalled and reads again gets everything while the workflow is quiet', async () => {
+    const id = await submit(t, { query: '[gate:tail-go] [synth-gate:tail-hold] [big:400000] catch up', mode: 'standard' });
+    // A first client keeps the feed; the workflow runs up to its synthesizer and waits there.
+    const keeper = sse(sseUrl(t, id), { timeoutMs: 60_000, until: (f) => f.event === 'AGENT_STARTED' && JSON.parse(f.data).agent_id === 'synthesizer' });
+    const feed = await waitFor(async () => {
+      const f = gw(t).hub.feeds.get(id);
+      return f?.subscribers.size === 1 ? f : undefined;
+    });
+    llm.gate('tail-go').open();
+    const k = await keeper;
+    const held = eventsOf(k.frames).at(-1)!;
+    expect(held).toMatchObject({ type: 'AGENT_STARTED', agent_id: 'synthesizer' });
+    expect(feed.lastSeq).toBe(held.seq);
+    // A second client that does not read: the replay (over 10 MB, one write with this buffer
+    // limit) stalls its socket, with most of it buffered in the server.
+    const c = stalledClient(t, `/api/v1/stream/sse?workflow_id=${id}`);
+    await waitFor(async () => [...feed.subscribers].find((s) => s.backpressured));
+    // It reads again while no new event arrives: everything up to the held point must come through.
+    c.resume();
+    await waitFor(async () => c.received().includes(`"seq":${held.seq},`), 20_000, 50);
+    expect(sseBody(dechunk(c.received().toString('utf8')).body).seqs).toEqual(range(1, held.seq));
+    // Then the rest of the workflow, and the end.
+    llm.gate('tail-hold').open();
+    const { body } = dechunk(await c.drain());
+    const { seqs: all, others } = sseBody(body);
+    expect(all).toEqual(range(1, all.length));
+    expect(all.length).toBeGreaterThan(held.seq);
+    expect(others).toEqual(['event: done\ndata: [DONE]']);
   }, 90_000);
 });

@@ -11,6 +11,7 @@ interface P {
   ppid: number;
   ticks: number;
   kernel: boolean;
+  comm: string;
 }
 
 function procs(): Map<number, P> {
@@ -23,7 +24,8 @@ function procs(): Map<number, P> {
       const ppid = Number(f[1]);
       const pid = Number(d);
       // Kernel threads are children of kthreadd (pid 2).
-      out.set(pid, { ppid, ticks: Number(f[11]) + Number(f[12]), kernel: pid === 2 || ppid === 2 });
+      const comm = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
+      out.set(pid, { ppid, ticks: Number(f[11]) + Number(f[12]), kernel: pid === 2 || ppid === 2, comm });
     } catch {
       /* exited */
     }
@@ -67,11 +69,11 @@ export class LoadWindow {
   }
 }
 
-let quietBudgetMs = 90_000;
+let quietBudgetMs = 60_000;
 
 /**
  * Waits until foreign processes use less than `maxPct` of one core over 0.5 s, for at most
- * `maxWaitMs` (and at most 90 s summed over the run). Returns the foreign load last seen.
+ * `maxWaitMs` (and at most 60 s summed over the run). Returns the foreign load last seen.
  */
 export async function waitQuiet(maxPct = 15, maxWaitMs = 15_000, log?: (s: string) => void): Promise<number> {
   const end = Date.now() + Math.min(maxWaitMs, quietBudgetMs);
@@ -89,4 +91,36 @@ export async function waitQuiet(maxPct = 15, maxWaitMs = 15_000, log?: (s: strin
     warned = true;
     quietBudgetMs -= 500;
   }
+}
+
+/** CPU % of one core used by each process tree (a root and its descendants) over a window. */
+export class TreeCpuWindow {
+  private a = procs();
+  private t0 = performance.now();
+  constructor(private readonly roots: Record<string, number | undefined>) {}
+  stop(): Record<string, number> {
+    const b = procs();
+    const dt = (performance.now() - this.t0) / 1000;
+    const out: Record<string, number> = {};
+    for (const [name, root] of Object.entries(this.roots)) {
+      if (!root) continue;
+      let ticks = 0;
+      for (const pid of mine(b, root)) {
+        const p = b.get(pid);
+        if (p) ticks += Math.max(0, p.ticks - (this.a.get(pid)?.ticks ?? 0));
+      }
+      out[name] = +((ticks / CLK_TCK / dt) * 100).toFixed(0);
+    }
+    return out;
+  }
+}
+
+/** The PostgreSQL postmaster started by this run (a `postgres` process whose parent is not one). */
+export function findPostmaster(): number | undefined {
+  const all = procs();
+  for (const pid of mine(all, process.pid)) {
+    const p = all.get(pid)!;
+    if (p.comm === 'postgres' && all.get(p.ppid)?.comm !== 'postgres') return pid;
+  }
+  return undefined;
 }

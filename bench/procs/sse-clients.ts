@@ -166,6 +166,10 @@ function open(host: string, port: number, path: string, c: Conn, timeoutMs: numb
   });
 }
 
+function maxsPerWf(): number[] {
+  return byWf.map((list) => list.reduce((m, c) => Math.max(m, c.frames), 0));
+}
+
 function minsPerWf(): number[] {
   return byWf.map((list) => {
     let m = Infinity;
@@ -216,7 +220,7 @@ serve(
         if (c.frames < min) min = c.frames;
         if (c.frames > max) max = c.frames;
       }
-      return { tUs: nowUs(), totalFrames, sampledFrames, sampledWrites, conns: conns.length, ended, closed, minFrames: conns.length ? min : 0, maxFrames: max, mins: minsPerWf(), errors: conns.filter((c) => c.error).slice(0, 3).map((c) => c.error) };
+      return { tUs: nowUs(), totalFrames, sampledFrames, sampledWrites, conns: conns.length, ended, closed, minFrames: conns.length ? min : 0, maxFrames: max, mins: minsPerWf(), maxs: maxsPerWf(), errors: conns.filter((c) => c.error).slice(0, 3).map((c) => c.error) };
     },
 
     histReset() {
@@ -227,6 +231,7 @@ serve(
     histGet() {
       return hist.summary();
     },
+
 
     progress(a: { on: boolean; intervalMs?: number }) {
       clearInterval(progressTimer);

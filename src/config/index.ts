@@ -138,8 +138,8 @@ export function loadConfig(env: Env = process.env) {
       maxBufferedBytes: num(env, 'STREAM_MAX_BUFFER_BYTES', 1024 * 1024, { min: 1024, int: true }),
       /** How long events stay in JetStream (spec: 24 h). */
       eventsMaxAgeSeconds: num(env, 'EVENTS_MAX_AGE_SECONDS', 24 * 3600, { min: 1, int: true }),
-      /** Events kept per workflow in JetStream (spec: replay buffer of about 256 events). */
-      eventsMaxPerWorkflow: num(env, 'EVENTS_MAX_PER_WORKFLOW', 256, { min: 16, int: true }),
+      /** Events kept per workflow in JetStream: at least the spec's ~256-event replay buffer; 1000 = the ring capacity, and margin for the archiver. */
+      eventsMaxPerWorkflow: num(env, 'EVENTS_MAX_PER_WORKFLOW', 1000, { min: 16, int: true }),
     },
     rpc: {
       host: str(env, 'GRPC_HOST', '0.0.0.0'),

@@ -431,11 +431,13 @@ export class Gateway {
           const wf = req.query.get('workflow_id') ?? '';
           if (!wf) throw badRequest('workflow_id is required');
           if (!isUuid(wf)) throw badRequest('invalid workflow_id');
-          const after = parseResumePoint(req.query.get('last_event_id') ?? req.headers['last-event-id']) ?? 0;
+          const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
+          const after = parseResumePoint(resumeRaw);
+          if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined) throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
           const p = this.auth.authenticate({ headers: req.headers });
           const go = () => {
             if (aborted) return;
-            res.cork(() => res.upgrade<WsData>({ wf, after }, key, protocol, extensions, context));
+            res.cork(() => res.upgrade<WsData>({ wf, after: after ?? 0 }, key, protocol, extensions, context));
           };
           if (p instanceof Promise) p.then(go, reject);
           else go();
@@ -535,11 +537,9 @@ export class SseConn implements Subscriber {
     this.res.cork(() => {
       ok = this.res.write(buf);
     });
-    if (process.env.DBG_SSE) console.log('write', typeof buf === 'string' ? buf.length : buf.length, ok);
     if (!ok) {
       this.backpressured = true;
       this.res.onWritable(() => {
-        if (process.env.DBG_SSE) console.log('onWritable');
         this.backpressured = false;
         this.feed?.flushOne(this);
         // While an onWritable handler is registered uWS drains its own buffer only on a write;

@@ -254,7 +254,9 @@ export function createStreamingService(d: { bus: Bus; log: Logger }): ServiceImp
   return {
     async *streamTaskExecution(req, ctx) {
       if (!req.workflowId || !isUuid(req.workflowId)) throw toConnectError(badRequest('workflow_id is required'));
-      const after = parseResumePoint(req.lastStreamId) ?? Number(req.lastEventId ?? 0n);
+      const fromStreamId = parseResumePoint(req.lastStreamId);
+      if (req.lastStreamId && fromStreamId === undefined) throw toConnectError(badRequest('last_stream_id must be a stream id (<ms>-<seq>) or a sequence number'));
+      const after = fromStreamId ?? Number(req.lastEventId ?? 0n);
       const types = new Set(req.types.filter(Boolean));
       const consumer = await d.bus.js.consumers.get(STREAMS.events, {
         filter_subjects: subjects.events(req.workflowId),
@@ -266,8 +268,8 @@ export function createStreamingService(d: { bus: Bus; log: Logger }): ServiceImp
       try {
         for await (const m of msgs) {
           const e = decodeEvent(m.data);
-          if (e.seq <= after) continue;
-          if (!types.size || types.has(e.type)) yield eventToUpdate(e);
+          if (e.seq > after && (!types.size || types.has(e.type))) yield eventToUpdate(e);
+          // Also when the resume point is at or past STREAM_END: the stream is over either way.
           if (e.type === 'STREAM_END') break;
         }
       } finally {
