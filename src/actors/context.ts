@@ -10,7 +10,7 @@
  * - events are published pipelined (no round trip per event); a step counts as done only
  *   after all its events are acknowledged by JetStream and its outcome is journaled.
  */
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import {
   STREAMS,
@@ -21,6 +21,7 @@ import {
   streamId,
   subjects,
   type EventType,
+  type PipelinedPublisher,
   type WorkflowEvent,
 } from '../bus/index.js';
 import type { Logger } from '../log/index.js';
@@ -50,7 +51,7 @@ export class WorkflowContext {
 
   constructor(
     readonly workflowId: string,
-    private readonly deps: { js: JetStreamClient; jsm: JetStreamManager; journal: KV; log: Logger },
+    private readonly deps: { publisher: PipelinedPublisher; jsm: JetStreamManager; journal: KV; log: Logger },
   ) {}
 
   get signal(): AbortSignal {
@@ -106,7 +107,7 @@ export class WorkflowContext {
       timestamp: new Date(now).toISOString(),
       ...(payload ? { payload } : {}),
     };
-    const p = this.deps.js.publish(subjects.events(this.workflowId), encodeEvent(ev), { msgID: msgIdOf(this.workflowId, seq) });
+    const p = this.deps.publisher.publish(subjects.events(this.workflowId), encodeEvent(ev), msgIdOf(this.workflowId, seq));
     p.catch(() => {}); // surfaced by flush()
     this.pending.push(p);
     return ev;

@@ -98,7 +98,7 @@ export class Worker {
 
   private async runActor(task: TaskStart, entry: { msg: JsMsg; ctx?: WorkflowContext }): Promise<void> {
     const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
-    const ctx = new WorkflowContext(task.task_id, { js: this.bus.js, jsm: this.bus.jsm, journal: this.bus.kv.journal, log });
+    const ctx = new WorkflowContext(task.task_id, { publisher: this.bus.events, jsm: this.bus.jsm, journal: this.bus.kv.journal, log });
     entry.ctx = ctx;
     const first = entry.msg;
     log.debug({ delivery: first.info.deliveryCount }, 'workflow actor activated');

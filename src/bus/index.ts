@@ -20,10 +20,12 @@ import {
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from '../log/index.js';
+import { PipelinedPublisher } from './publisher.js';
 import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
 
 export * from './subjects.js';
 export * from './events.js';
+export { PipelinedPublisher, PublishError, type PubAck } from './publisher.js';
 
 export interface BusOptions {
   url: string;
@@ -41,11 +43,14 @@ export interface Bus {
   js: JetStreamClient;
   jsm: JetStreamManager;
   kv: { journal: KV; idempotency: KV; control: KV };
+  /** Pipelined publisher for hot-path JetStream publishes (events). */
+  events: PipelinedPublisher;
   close(): Promise<void>;
 }
 
 export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
-  const nc = await connect({ servers: opts.url, name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 500, pingInterval: 20_000 });
+  // noAsyncTraces: no stack captured per request (every JetStream publish/ack is one).
+  const nc = await connect({ servers: opts.url, name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 500, pingInterval: 20_000, noAsyncTraces: true });
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') log.warn({ nats: s.type }, 'nats connection status');
@@ -60,12 +65,15 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
     kvm.create(BUCKETS.idempotency, { history: 1, replicas: opts.replicas, ttl: opts.idempotencyTtlSeconds * 1000 }),
     kvm.create(BUCKETS.control, { history: 1, replicas: opts.replicas, ttl: 7 * 24 * 3600 * 1000 }),
   ]);
+  const events = new PipelinedPublisher(nc);
   return {
     nc,
     js,
     jsm,
     kv: { journal, idempotency, control },
+    events,
     async close() {
+      events.close();
       await nc.drain().catch(() => nc.close());
     },
   };
