@@ -13,6 +13,7 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import {
+  BUCKETS,
   STREAMS,
   decodeEvent,
   encodeEvent,
@@ -144,7 +145,9 @@ export class WorkflowContext {
     const result = await fn();
     await this.flush();
     const entry: JournalEntry<T> = { result, seqAfter: this.seq, at: new Date().toISOString() };
-    await this.deps.journal.put(kvKeys.journal(this.workflowId, name), enc.encode(JSON.stringify(entry)));
+    // A KV put is a publish to the bucket's subject; the pipelined publisher avoids a full
+    // request round-trip object per put on this hot path.
+    await this.deps.publisher.publish(`$KV.${BUCKETS.journal}.${kvKeys.journal(this.workflowId, name)}`, enc.encode(JSON.stringify(entry)));
     this.journal.set(name, entry);
     return result;
   }

@@ -1,5 +1,5 @@
 /**
- * Pipelined JetStream publisher for the event hot path.
+ * Pipelined JetStream publisher for the hot paths (events, journal entries, task starts).
  *
  * js.publish() is a full request per message (its own reply subscription bookkeeping,
  * timers and error objects). Workers emit many events per task, so this publisher sends
@@ -71,10 +71,14 @@ export class PipelinedPublisher {
     this.sweep.unref();
   }
 
-  publish(subject: string, data: Uint8Array, msgId: string): Promise<PubAck> {
+  /** Publishes to a JetStream-captured subject; `msgId` enables de-duplication. */
+  publish(subject: string, data: Uint8Array, msgId?: string): Promise<PubAck> {
     const id = ++this.next;
-    const h = headers();
-    h.set('Nats-Msg-Id', msgId);
+    let h: ReturnType<typeof headers> | undefined;
+    if (msgId) {
+      h = headers();
+      h.set('Nats-Msg-Id', msgId);
+    }
     return new Promise<PubAck>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, at: Date.now() });
       try {

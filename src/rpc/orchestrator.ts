@@ -170,7 +170,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
         trace_id: traceId,
         submitted_at: createdAt.toISOString(),
       };
-      await d.bus.js.publish(subjects.taskStart(taskId), enc.encode(JSON.stringify(start)), { msgID: taskId });
+      await d.bus.events.publish(subjects.taskStart(taskId), enc.encode(JSON.stringify(start)), taskId);
       d.log.debug({ workflow_id: taskId, trace_id: traceId, mode }, 'task submitted');
       return {
         workflowId: taskId,
