@@ -12,82 +12,17 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { OfflineProvider, type LlmProvider, type LlmRequest, type LlmResult } from '../src/llm/index.js';
-import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { json, readSse, startTestApp, waitFor, type SseEvent, type SseResult as BaseSseResult, type TestApp } from './helpers/app.js';
 
 // --- helpers -------------------------------------------------------------------------------
 
-interface Frame {
-  id?: string;
-  event?: string;
-  data: string;
-}
+type Frame = SseEvent;
+type SseResult = BaseSseResult & { frames: Frame[] };
 
-interface SseResult {
-  status: number;
-  headers: Headers;
-  frames: Frame[];
-  comments: string[];
-  /** The server ended the response (as opposed to `until` or the test's timeout). */
-  closedByServer: boolean;
-  /** Body of a non-200 response. */
-  body?: string;
-}
-
-/** Reads an SSE response frame by frame until the server ends it, `until` says stop, or timeout. */
-async function sse(url: string, opts: { headers?: Record<string, string>; until?: (f: Frame, all: Frame[]) => boolean; timeoutMs?: number } = {}): Promise<SseResult> {
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 20_000);
-  const frames: Frame[] = [];
-  const comments: string[] = [];
-  let closedByServer = false;
-  try {
-    const res = await fetch(url, { headers: opts.headers, signal: ac.signal });
-    if (res.status !== 200 || !res.body) return { status: res.status, headers: res.headers, frames, comments, closedByServer: true, body: await res.text() };
-    const reader = res.body.getReader();
-    const dec = new TextDecoder();
-    let buf = '';
-    try {
-      outer: for (;;) {
-        const { value, done } = await reader.read();
-        if (done) {
-          closedByServer = true;
-          break;
-        }
-        buf += dec.decode(value, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const f: Frame = { data: '' };
-          const data: string[] = [];
-          let isComment = true;
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) {
-              comments.push(line.slice(1).trim());
-              continue;
-            }
-            isComment = false;
-            const c = line.indexOf(':');
-            const k = c < 0 ? line : line.slice(0, c);
-            const v = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
-            if (k === 'id') f.id = v;
-            else if (k === 'event') f.event = v;
-            else if (k === 'data') data.push(v);
-          }
-          if (isComment) continue;
-          f.data = data.join('\n');
-          frames.push(f);
-          if (opts.until?.(f, frames)) break outer;
-        }
-      }
-    } catch (err) {
-      if ((err as Error).name !== 'AbortError') throw err;
-    }
-    return { status: res.status, headers: res.headers, frames, comments, closedByServer };
-  } finally {
-    clearTimeout(timer);
-    ac.abort();
-  }
+/** readSse, with the frames under the name this file uses. */
+async function sse(url: string, opts: Parameters<typeof readSse>[1] = {}): Promise<SseResult> {
+  const r = await readSse(url, opts);
+  return { ...r, frames: r.events };
 }
 
 interface Ev {

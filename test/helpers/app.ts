@@ -73,56 +73,74 @@ export interface SseEvent {
   data: string;
 }
 
-/** Reads an SSE stream until it ends (or `until` says stop), parsing frames. */
-export async function readSse(url: string, opts: { headers?: Record<string, string>; until?: (e: SseEvent) => boolean; timeoutMs?: number } = {}): Promise<{ status: number; events: SseEvent[]; comments: string[]; headers: Headers }> {
+export interface SseResult {
+  status: number;
+  headers: Headers;
+  /** Every non-comment frame, in order. */
+  events: SseEvent[];
+  comments: string[];
+  /** The server ended the response (as opposed to `until` or the timeout). */
+  closedByServer: boolean;
+  /** Body of a non-200 response. */
+  body?: string;
+}
+
+/** Reads an SSE response frame by frame until the server ends it, `until` says stop, or timeout. */
+export async function readSse(
+  url: string,
+  opts: { headers?: Record<string, string>; until?: (e: SseEvent, all: SseEvent[]) => boolean; timeoutMs?: number } = {},
+): Promise<SseResult> {
   const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 15_000);
-  const res = await fetch(url, { headers: opts.headers, signal: ac.signal });
+  const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 20_000);
   const events: SseEvent[] = [];
   const comments: string[] = [];
-  if (!res.ok || !res.body) {
-    clearTimeout(timer);
-    return { status: res.status, events, comments, headers: res.headers };
-  }
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
+  let closedByServer = false;
   try {
-    outer: for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += dec.decode(value, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const ev: SseEvent = { data: '' };
-        const data: string[] = [];
-        let isComment = true;
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) {
-            comments.push(line.slice(1).trim());
-            continue;
-          }
-          isComment = false;
-          const c = line.indexOf(':');
-          const k = c < 0 ? line : line.slice(0, c);
-          const v = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
-          if (k === 'id') ev.id = v;
-          else if (k === 'event') ev.event = v;
-          else if (k === 'data') data.push(v);
+    const res = await fetch(url, { headers: opts.headers, signal: ac.signal });
+    if (res.status !== 200 || !res.body) return { status: res.status, headers: res.headers, events, comments, closedByServer: true, body: await res.text() };
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = '';
+    try {
+      outer: for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          closedByServer = true;
+          break;
         }
-        if (isComment) continue;
-        ev.data = data.join('\n');
-        events.push(ev);
-        if (opts.until?.(ev)) break outer;
+        buf += dec.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev: SseEvent = { data: '' };
+          const data: string[] = [];
+          let isComment = true;
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) {
+              comments.push(line.slice(1).trim());
+              continue;
+            }
+            isComment = false;
+            const c = line.indexOf(':');
+            const k = c < 0 ? line : line.slice(0, c);
+            const v = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
+            if (k === 'id') ev.id = v;
+            else if (k === 'event') ev.event = v;
+            else if (k === 'data') data.push(v);
+          }
+          if (isComment) continue;
+          ev.data = data.join('\n');
+          events.push(ev);
+          if (opts.until?.(ev, events)) break outer;
+        }
       }
+    } catch (err) {
+      if ((err as Error).name !== 'AbortError') throw err;
     }
-  } catch (err) {
-    if ((err as Error).name !== 'AbortError') throw err;
+    return { status: res.status, headers: res.headers, events, comments, closedByServer };
   } finally {
     clearTimeout(timer);
     ac.abort();
   }
-  return { status: res.status, events, comments, headers: res.headers };
 }
