@@ -6,12 +6,14 @@
  * Shutdown order: stop taking work (gateway, worker hands its actors back), then the
  * orchestrator, archiver, bus, database and embedded servers.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import { join, resolve } from 'node:path';
 import { createRouterTransport, type ConnectRouter, type Transport } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
 import { Archiver } from './actors/archiver.js';
+import { AuthService } from './auth/index.js';
 import { Reconciler } from './actors/reconciler.js';
 import { Worker } from './actors/worker.js';
 import { connectBus, type Bus } from './bus/index.js';
@@ -62,6 +64,32 @@ export function createLlm(cfg: Config): LlmProvider {
     });
   }
   return new OfflineProvider({ chunkDelayMs: cfg.llm.offlineChunkDelayMs });
+}
+
+/** JWT secret: JWT_SECRET, else one generated once and kept in DATA_DIR (single machine). */
+function jwtSecretOf(cfg: Config, dataDir: string, log: Logger): string {
+  if (cfg.auth.jwtSecret) return cfg.auth.jwtSecret;
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600 });
+  if (cfg.environment === 'prod') log.warn('JWT_SECRET is not set: generated one in DATA_DIR; set JWT_SECRET to share it between gateways');
+  return secret;
+}
+
+function createAuthService(cfg: Config, dataDir: string, store: Store, log: Logger): AuthService {
+  return new AuthService(
+    store.sql,
+    {
+      jwtSecret: jwtSecretOf(cfg, dataDir, log),
+      accessTtlSeconds: cfg.auth.accessTtlSeconds,
+      refreshTtlSeconds: cfg.auth.refreshTtlSeconds,
+      apiKeyCacheSeconds: cfg.auth.apiKeyCacheSeconds,
+      scrypt: { N: cfg.auth.passwordScryptN, r: 8, p: 1 },
+    },
+    log,
+  );
 }
 
 export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmProvider } = {}): Promise<App> {
@@ -203,7 +231,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
           version: VERSION,
         },
-        { bus, transport, store, log },
+        { bus, transport, store, log, authService: createAuthService(cfg, dataDir, store, log) },
       );
       app.gatewayPort = await gateway.listen();
       app.gateway = gateway;

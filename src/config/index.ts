@@ -207,6 +207,15 @@ export function loadConfig(env: Env = process.env) {
       features: str(env, 'CONFIG_PATH', './config/features.yaml'),
       models: str(env, 'MODELS_CONFIG_PATH', './config/models.yaml'),
     },
+    auth: {
+      /** HS256 secret for JWTs. Unset: a random secret kept in DATA_DIR/jwt-secret (one machine only). */
+      jwtSecret: optStr(env, 'JWT_SECRET'),
+      accessTtlSeconds: num(env, 'JWT_ACCESS_TTL_SECONDS', 900, { min: 10, int: true }),
+      refreshTtlSeconds: num(env, 'JWT_REFRESH_TTL_SECONDS', 7 * 24 * 3600, { min: 60, int: true }),
+      /** scrypt cost (N) for password hashes: 2^15 = 32 MiB per hash. */
+      passwordScryptN: num(env, 'PASSWORD_SCRYPT_N', 1 << 15, { min: 1024, max: 1 << 20, int: true }),
+      apiKeyCacheSeconds: num(env, 'API_KEY_CACHE_SECONDS', 5, { min: 0, max: 300, int: true }),
+    },
     idempotencyTtlSeconds: num(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, { min: 1, int: true }),
   } as const;
 

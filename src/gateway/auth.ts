@@ -1,9 +1,9 @@
 /**
  * Authentication seam. Every protected route asks `authenticate()` for a Principal.
  * With GATEWAY_SKIP_AUTH=1 (the development default) every caller is the anonymous
- * principal. Real credentials (API keys, JWT) plug in here by implementing Authenticator;
- * until they exist, enforcement on (GATEWAY_SKIP_AUTH=0) rejects every protected request
- * with 401 rather than letting anything through.
+ * principal, unless it presents credentials that verify. The verifier (src/auth: API keys,
+ * JWTs) plugs in here; without one, enforcement (GATEWAY_SKIP_AUTH=0) rejects every protected
+ * request with 401 rather than letting anything through.
  */
 import { AppError, Code } from '../errors/index.js';
 
@@ -42,7 +42,22 @@ export function credentialOf(input: AuthInput): string | undefined {
 
 /** The authenticator in force: skip -> anonymous; otherwise the configured verifier. */
 export function createAuthenticator(opts: { skipAuth: boolean; verifier?: Authenticator }): Authenticator {
-  if (opts.skipAuth) return { authenticate: () => ANONYMOUS };
+  if (opts.skipAuth) {
+    // Development: anonymous, unless the caller presents credentials that verify (so a
+    // registered user still acts as themselves); credentials that do not verify are ignored.
+    const v = opts.verifier;
+    if (!v) return { authenticate: () => ANONYMOUS };
+    return {
+      async authenticate(input) {
+        if (!credentialOf(input)) return ANONYMOUS;
+        try {
+          return await v.authenticate(input);
+        } catch {
+          return ANONYMOUS;
+        }
+      },
+    };
+  }
   return {
     authenticate(input) {
       const cred = credentialOf(input);

@@ -9,14 +9,16 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { createClient, type Client, type Transport } from '@connectrpc/connect';
 import uWS, { type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from 'uWebSockets.js';
 import { parseResumePoint, type Bus } from '../bus/index.js';
-import { AppError, Code, badRequest, notFound, toAppError } from '../errors/index.js';
+import { AppError, Code, badRequest, forbidden, notFound, toAppError } from '../errors/index.js';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema, type GetTaskStatusResponse, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
 import { parseTraceparent, type Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import { EXECUTION_MODE_NAME, TASK_STATUS_NAME, isUuid, taskStatusFromName } from '../rpc/orchestrator.js';
+import type { AuthService } from '../auth/index.js';
 import { createAuthenticator, type Authenticator, type Principal } from './auth.js';
+import { registerAuthRoutes } from './auth-routes.js';
 import { copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
 import { buildOpenApi } from './openapi.js';
 import { TaskSubmitRequest, validator } from './schemas.js';
@@ -41,7 +43,8 @@ export interface GatewayDeps {
   /** For readiness; absent when the gateway runs without a database connection. */
   store?: Store;
   log: Logger;
-  authVerifier?: Authenticator;
+  /** Accounts, API keys and JWTs; also the verifier of credentials. */
+  authService?: AuthService;
 }
 
 const validateSubmit = validator(TaskSubmitRequest);
@@ -135,7 +138,7 @@ export class Gateway {
   constructor(private readonly cfg: GatewayConfig, private readonly deps: GatewayDeps) {
     this.app = uWS.App();
     this.client = createClient(OrchestratorService, deps.transport);
-    this.auth = createAuthenticator({ skipAuth: cfg.skipAuth, verifier: deps.authVerifier });
+    this.auth = createAuthenticator({ skipAuth: cfg.skipAuth, verifier: deps.authService });
     this.cors = { origins: cfg.corsOrigins };
     this.hub = new StreamHub(deps.bus.nc, deps.bus.js, deps.bus.jsm, { ringCapacity: cfg.ringCapacity, maxBufferedBytes: cfg.maxBufferedBytes }, deps.log);
     this.routes();
@@ -161,6 +164,8 @@ export class Gateway {
     route(app, 'get', '/api/v1/tasks', authed((req, p) => this.listTasks(req, p)), ctx);
     route(app, 'get', '/api/v1/tasks/:id', authed((req, p) => this.getTask(req.params[0], p)), ctx);
     route(app, 'get', '/api/v1/tasks/:id/events', authed((req, p) => this.taskEvents(req, p)), ctx);
+
+    if (this.deps.authService) registerAuthRoutes(app, ctx, this.deps.authService, this.auth);
 
     app.get('/api/v1/stream/sse', (res, req) => this.openSse(res, copyRequest(req, 0)));
     app.get('/api/v1/tasks/:id/stream', (res, req) => {
@@ -326,15 +331,28 @@ export class Gateway {
     return { status: 200, body: { tasks: r.tasks.map(summaryJson), total_count: r.totalCount } };
   }
 
-  private async getTask(id: string, _p: Principal): Promise<Reply> {
-    if (!isUuid(id)) throw notFound('Task not found');
-    const s = await this.client.getTaskStatus({ taskId: id, includeDetails: true });
+  private async getTask(id: string, p: Principal): Promise<Reply> {
+    const s = await this.ownedTask(id, p);
     return { status: 200, headers: { 'X-Workflow-ID': s.taskId }, body: statusJson(s) };
   }
 
-  private async taskEvents(req: Req, _p: Principal): Promise<Reply> {
-    const id = req.params[0];
+  /**
+   * The task, if the principal may see it: the anonymous development principal sees all;
+   * a user sees their own tasks; another tenant's task is 404 (its existence is not
+   * revealed), another user's task in the same tenant is 403.
+   */
+  private async ownedTask(id: string, p: Principal): Promise<GetTaskStatusResponse> {
     if (!isUuid(id)) throw notFound('Task not found');
+    const s = await this.client.getTaskStatus({ taskId: id, includeDetails: true });
+    if (p.anonymous) return s;
+    if (s.tenantId !== (p.tenantId ?? '')) throw notFound('Task not found');
+    if (s.userId !== (p.userId ?? '')) throw forbidden('Forbidden: not the task owner');
+    return s;
+  }
+
+  private async taskEvents(req: Req, p: Principal): Promise<Reply> {
+    const id = req.params[0];
+    await this.ownedTask(id, p);
     const after = intParam(req.query, 'after_seq', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = intParam(req.query, 'limit', 1000, 1, 5000);
     const r = await this.client.getTaskEvents({ taskId: id, afterSeq: BigInt(after), limit });
@@ -391,11 +409,17 @@ export class Gateway {
             conn.drop('stream unavailable');
           });
       };
-      if (principal instanceof Promise) principal.then(start, fail);
+      if (principal instanceof Promise || !principal.anonymous) this.authorizeStream(principal, wf).then(start, fail);
       else start();
     } catch (err) {
       fail(err);
     }
+  }
+
+  /** A user may stream only their own workflows (the anonymous development principal: any). */
+  private async authorizeStream(principal: Principal | Promise<Principal>, wf: string): Promise<void> {
+    const p = await principal;
+    if (!p.anonymous) await this.ownedTask(wf, p);
   }
 
   forgetSse(c: SseConn): void {
@@ -439,7 +463,7 @@ export class Gateway {
             if (aborted) return;
             res.cork(() => res.upgrade<WsData>({ wf, after: after ?? 0 }, key, protocol, extensions, context));
           };
-          if (p instanceof Promise) p.then(go, reject);
+          if (p instanceof Promise || !p.anonymous) this.authorizeStream(p, wf).then(go, reject);
           else go();
         } catch (err) {
           reject(err);

@@ -78,6 +78,7 @@ function rowToStatus(r: TaskRow) {
     query: r.query,
     sessionId: r.session_id,
     userId: r.user_id ?? '',
+    tenantId: r.tenant_id ?? '',
     mode: executionModeFromName(r.mode),
     modelUsed: r.model_used,
     provider: r.provider,
