@@ -230,6 +230,9 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           inactivitySeconds: cfg.streaming.inactivitySeconds,
           idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
           version: VERSION,
+          rateLimitRequests: cfg.gateway.rateLimitRequests,
+          rateLimitWindowSeconds: cfg.gateway.rateLimitWindowSeconds,
+          taskListBurstPerSecond: cfg.gateway.taskListBurstPerSecond,
         },
         { bus, transport, store, log, authService: createAuthService(cfg, dataDir, store, log) },
       );

@@ -32,6 +32,8 @@ export const BUCKETS = {
   idempotency: 'IDEMPOTENCY',
   /** Durable control state (pause, cancel) per workflow: key <workflow_id>. */
   control: 'CONTROL',
+  /** Rate-limit window counters shared by all gateways: key <limiter>.<principal>.<window>. */
+  ratelimit: 'RATELIMIT',
 } as const;
 
 export const subjects = {

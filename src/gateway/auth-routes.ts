@@ -6,7 +6,7 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import type { AuthService } from '../auth/index.js';
 import { badRequest } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { unauthenticated, type Authenticator, type Principal } from './auth.js';
+import { unauthenticated, type Principal } from './auth.js';
 import { parseJsonBody, route, type CorsPolicy, type Req } from './http.js';
 
 /** The principal must be a real user (not the anonymous development principal). */
@@ -15,10 +15,12 @@ function user(p: Principal): Principal {
   return p;
 }
 
-export function registerAuthRoutes(app: TemplatedApp, ctx: { cors: CorsPolicy; log: Logger }, auth: AuthService, authn: Authenticator): void {
+type Admit = (req: Req) => Promise<{ p: Principal; headers: Record<string, string> }>;
+
+export function registerAuthRoutes(app: TemplatedApp, ctx: { cors: CorsPolicy; log: Logger }, auth: AuthService, admit: Admit): void {
   const authed = (h: (req: Req, p: Principal) => Promise<unknown>, status = 200) => async (req: Req) => {
-    const p = user(await authn.authenticate({ headers: req.headers }));
-    return { status, body: await h(req, p) };
+    const { p, headers } = await admit(req);
+    return { status, headers, body: await h(req, user(p)) };
   };
   const open = (h: (req: Req) => Promise<unknown>, status = 200) => async (req: Req) => ({ status, body: await h(req) });
   const withBody = { body: true } as const;

@@ -6,6 +6,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { AppError, Code, badRequest, httpStatusOf, toAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
+import { RateLimitedError, rateHeaders } from './rate-limit.js';
 
 export const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
@@ -115,6 +116,9 @@ export function writeReply(res: HttpResponse, reply: Reply, extra: Record<string
 }
 
 export function errorReply(err: unknown, log: Logger): Reply {
+  if (err instanceof RateLimitedError) {
+    return { status: 429, headers: rateHeaders(err.decision), body: { error: 'Rate limit exceeded', retry_after: err.decision.retryAfter } };
+  }
   const app = toAppError(err);
   const status = app.code === Code.ResourceExhausted && app.message === 'request body too large' ? 413 : httpStatusOf(app.code);
   if (status >= 500) log.error({ err }, 'request failed');

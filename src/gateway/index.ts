@@ -19,6 +19,7 @@ import { EXECUTION_MODE_NAME, TASK_STATUS_NAME, isUuid, taskStatusFromName } fro
 import type { AuthService } from '../auth/index.js';
 import { createAuthenticator, type Authenticator, type Principal } from './auth.js';
 import { registerAuthRoutes } from './auth-routes.js';
+import { RateLimitedError, RateLimiter, rateHeaders, type Limit } from './rate-limit.js';
 import { copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
 import { buildOpenApi } from './openapi.js';
 import { TaskSubmitRequest, validator } from './schemas.js';
@@ -35,6 +36,9 @@ export interface GatewayConfig {
   inactivitySeconds: number;
   idempotencyTtlSeconds: number;
   version: string;
+  rateLimitRequests: number;
+  rateLimitWindowSeconds: number;
+  taskListBurstPerSecond: number;
 }
 
 export interface GatewayDeps {
@@ -133,6 +137,8 @@ export class Gateway {
   private readonly cors: CorsPolicy;
   private readonly sse = new Set<SseConn>();
   private timers: NodeJS.Timeout[] = [];
+  private readonly limiter: RateLimiter;
+  private readonly limits: { perKey: Limit; burst: Limit };
   port = 0;
 
   constructor(private readonly cfg: GatewayConfig, private readonly deps: GatewayDeps) {
@@ -140,6 +146,11 @@ export class Gateway {
     this.client = createClient(OrchestratorService, deps.transport);
     this.auth = createAuthenticator({ skipAuth: cfg.skipAuth, verifier: deps.authService });
     this.cors = { origins: cfg.corsOrigins };
+    this.limiter = new RateLimiter(deps.bus.kv.ratelimit, deps.log);
+    this.limits = {
+      perKey: { name: 'key', requests: cfg.rateLimitRequests, windowSeconds: cfg.rateLimitWindowSeconds },
+      burst: { name: 'tasklist', requests: cfg.taskListBurstPerSecond, windowSeconds: 1 },
+    };
     this.hub = new StreamHub(deps.bus.nc, deps.bus.js, deps.bus.jsm, { ringCapacity: cfg.ringCapacity, maxBufferedBytes: cfg.maxBufferedBytes }, deps.log);
     this.routes();
   }
@@ -147,7 +158,11 @@ export class Gateway {
   private routes(): void {
     const { app } = this;
     const ctx = { cors: this.cors, log: this.deps.log };
-    const authed = (h: (req: Req, p: Principal) => Promise<Reply> | Reply) => async (req: Req) => h(req, await this.auth.authenticate({ headers: req.headers }));
+    const authed = (h: (req: Req, p: Principal) => Promise<Reply> | Reply, o: { burst?: boolean } = {}) => async (req: Req) => {
+      const { p, headers } = await this.admit(req, o);
+      const r = await h(req, p);
+      return { ...r, headers: { ...headers, ...r.headers } };
+    };
 
     app.options('/*', (res, req) => {
       const origin = req.getHeader('origin');
@@ -161,11 +176,11 @@ export class Gateway {
 
     route(app, 'post', '/api/v1/tasks', authed((req, p) => this.submit(req, p, false)), ctx, { body: true });
     route(app, 'post', '/api/v1/tasks/stream', authed((req, p) => this.submit(req, p, true)), ctx, { body: true });
-    route(app, 'get', '/api/v1/tasks', authed((req, p) => this.listTasks(req, p)), ctx);
+    route(app, 'get', '/api/v1/tasks', authed((req, p) => this.listTasks(req, p), { burst: true }), ctx);
     route(app, 'get', '/api/v1/tasks/:id', authed((req, p) => this.getTask(req.params[0], p)), ctx);
     route(app, 'get', '/api/v1/tasks/:id/events', authed((req, p) => this.taskEvents(req, p)), ctx);
 
-    if (this.deps.authService) registerAuthRoutes(app, ctx, this.deps.authService, this.auth);
+    if (this.deps.authService) registerAuthRoutes(app, ctx, this.deps.authService, (req) => this.admit(req));
 
     app.get('/api/v1/stream/sse', (res, req) => this.openSse(res, copyRequest(req, 0)));
     app.get('/api/v1/tasks/:id/stream', (res, req) => {
@@ -179,6 +194,26 @@ export class Gateway {
       const r = copyRequest(req, 0);
       writeReply(res, { status: 404, body: { error: `Not found: ${r.method} ${r.url}` } }, corsHeaders(this.cors, r.headers.origin));
     });
+  }
+
+  /**
+   * Authenticates and counts the request against the per-key limit (and the burst limit
+   * where asked); returns the principal and the X-RateLimit-* headers for the reply.
+   */
+  async admit(req: Req, o: { burst?: boolean; allowQueryKey?: boolean } = {}): Promise<{ p: Principal; headers: Record<string, string> }> {
+    const p = await this.auth.authenticate({ headers: req.headers, query: req.query, allowQueryKey: o.allowQueryKey });
+    const headers: Record<string, string> = {};
+    if (p.anonymous) return { p, headers };
+    if (o.burst) {
+      const b = await this.limiter.hit(p, this.limits.burst);
+      if (b && !b.allowed) throw new RateLimitedError(b);
+    }
+    const d = await this.limiter.hit(p, this.limits.perKey);
+    if (d) {
+      if (!d.allowed) throw new RateLimitedError(d);
+      Object.assign(headers, rateHeaders(d));
+    }
+    return { p, headers };
   }
 
   private async readiness(): Promise<Reply> {
@@ -419,7 +454,10 @@ export class Gateway {
   /** A user may stream only their own workflows (the anonymous development principal: any). */
   private async authorizeStream(principal: Principal | Promise<Principal>, wf: string): Promise<void> {
     const p = await principal;
-    if (!p.anonymous) await this.ownedTask(wf, p);
+    if (p.anonymous) return;
+    const d = await this.limiter.hit(p, this.limits.perKey);
+    if (d && !d.allowed) throw new RateLimitedError(d);
+    await this.ownedTask(wf, p);
   }
 
   forgetSse(c: SseConn): void {

@@ -22,7 +22,10 @@ export function buildOpenApi(version: string) {
       version,
       description:
         'Submit natural-language tasks, follow their progress over SSE or WebSocket and read results. ' +
-        'Errors are {"error": <message>}. Authentication (X-API-Key or Authorization: Bearer) is off when GATEWAY_SKIP_AUTH=1.',
+        'Errors are {"error": <message>}. Authentication: X-API-Key or Authorization: Bearer (an API key or a JWT access token); ' +
+        'off when GATEWAY_SKIP_AUTH=1 (development). Authenticated callers are limited per key (RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW, ' +
+        'default 60 per 60 s; 20 per second on the task list): X-RateLimit-Limit/-Remaining/-Reset on every reply, 429 ' +
+        '{"error": "Rate limit exceeded", "retry_after": <seconds>} with Retry-After.',
     },
     servers: [{ url: '/' }],
     components: {
@@ -42,10 +45,78 @@ export function buildOpenApi(version: string) {
         EventList: plain(S.EventList),
         Error: plain(S.ErrorBody),
         Health: plain(S.Health),
+        User: plain(S.User),
+        RegisterRequest: plain(S.RegisterRequest),
+        LoginRequest: plain(S.LoginRequest),
+        RefreshRequest: plain(S.RefreshRequest),
+        Tokens: plain(S.Tokens),
+        RegisterResponse: plain(S.RegisterResponse),
+        LoginResponse: plain(S.LoginResponse),
+        ApiKeyInfo: plain(S.ApiKeyInfo),
+        ApiKeyList: plain(S.ApiKeyList),
+        CreateApiKeyRequest: plain(S.CreateApiKeyRequest),
+        CreatedApiKey: plain(S.CreatedApiKey),
+        RegeneratedKey: plain(S.RegeneratedKey),
+        RateLimited: plain(S.RateLimitBody),
+        RevokedKey: plain(S.RevokedKey),
         Readiness: plain(S.Readiness),
       },
     },
     paths: {
+      '/api/v1/auth/register': {
+        post: {
+          summary: 'Create a user in a new tenant; returns tokens and the default API key (shown once)',
+          operationId: 'register',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('RegisterRequest') } } },
+          responses: { 201: json(ref('RegisterResponse'), 'Created'), 400: err('Invalid email or password'), 409: err('email already registered') },
+        },
+      },
+      '/api/v1/auth/login': {
+        post: {
+          summary: 'Exchange email and password for JWT tokens',
+          operationId: 'login',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('LoginRequest') } } },
+          responses: { 200: json(ref('LoginResponse')), 400: err('email and password are required'), 401: err('Invalid email or password') },
+        },
+      },
+      '/api/v1/auth/refresh': {
+        post: {
+          summary: 'Rotate a refresh token: returns new tokens; a reused refresh token revokes its whole family',
+          operationId: 'refreshToken',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('RefreshRequest') } } },
+          responses: { 200: json(ref('Tokens')), 400: err('refresh_token is required'), 401: err('Invalid or expired token') },
+        },
+      },
+      '/api/v1/auth/me': {
+        get: { summary: 'The authenticated user', operationId: 'me', security, responses: { 200: json(ref('User')), 401: err('Authentication required'), 429: json(ref('RateLimited'), 'Rate limit exceeded') } },
+      },
+      '/api/v1/auth/refresh-key': {
+        post: {
+          summary: 'Revoke the default API key and issue a new one (shown once)',
+          operationId: 'refreshKey',
+          security,
+          responses: { 200: json(ref('RegeneratedKey')), 401: err('Authentication required') },
+        },
+      },
+      '/api/v1/auth/api-keys': {
+        get: { summary: "The caller's active API keys (never the keys themselves)", operationId: 'listApiKeys', security, responses: { 200: json(ref('ApiKeyList')), 401: err('Authentication required') } },
+        post: {
+          summary: 'Create an API key (shown once; stored hashed)',
+          operationId: 'createApiKey',
+          security,
+          requestBody: { required: true, content: { 'application/json': { schema: ref('CreateApiKeyRequest') } } },
+          responses: { 201: json(ref('CreatedApiKey'), 'Created'), 400: err('name is required'), 401: err('Authentication required') },
+        },
+      },
+      '/api/v1/auth/api-keys/{id}': {
+        delete: {
+          summary: 'Revoke an API key',
+          operationId: 'revokeApiKey',
+          security,
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+          responses: { 200: json(ref('RevokedKey')), 404: err('API key not found') },
+        },
+      },
       '/health': { get: { summary: 'Health probe', operationId: 'health', responses: { 200: json(ref('Health')) } } },
       '/readiness': {
         get: {

@@ -141,3 +141,64 @@ export function validator<T extends TSchema>(schema: T): (v: unknown) => Static<
     return v as Static<T>;
   };
 }
+
+// --- authentication ------------------------------------------------------------------------
+
+export const User = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  email: Type.String(),
+  name: Type.String(),
+  role: Type.String(),
+  tenant_id: Type.String({ format: 'uuid' }),
+  tenant_name: Type.Optional(Type.String()),
+  is_active: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export const RegisterRequest = Type.Object({
+  email: Type.String({ format: 'email' }),
+  password: Type.String({ minLength: 8, maxLength: 256 }),
+  name: Type.Optional(Type.String({ maxLength: 200 })),
+  tenant_name: Type.Optional(Type.String({ maxLength: 200, description: 'Name of the tenant created for the user' })),
+});
+
+export const LoginRequest = Type.Object({ email: Type.String(), password: Type.String() });
+export const RefreshRequest = Type.Object({ refresh_token: Type.String() });
+
+export const Tokens = Type.Object({
+  access_token: Type.String({ description: 'JWT (HS256); send as Authorization: Bearer' }),
+  refresh_token: Type.String({ description: 'Single use: each refresh returns a new one' }),
+  token_type: StringEnum(['Bearer'] as const),
+  expires_in: Type.Integer({ description: 'Access token lifetime, seconds' }),
+  refresh_expires_in: Type.Integer(),
+});
+
+export const RegisterResponse = Type.Intersect([Type.Object({ user: User, api_key: Type.String({ description: 'sk_... shown once' }) }), Tokens]);
+export const LoginResponse = Type.Intersect([Type.Object({ user: User }), Tokens]);
+
+export const ApiKeyInfo = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  prefix: Type.String({ description: 'First 11 characters, to recognise a key' }),
+  is_default: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+  last_used_at: Nullable(Type.String({ format: 'date-time' })),
+  expires_at: Nullable(Type.String({ format: 'date-time' })),
+});
+export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKeyInfo), count: Type.Integer() });
+export const CreateApiKeyRequest = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+});
+export const CreatedApiKey = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  api_key: Type.String({ description: 'sk_... shown once; only its hash is stored' }),
+  prefix: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  expires_at: Nullable(Type.String({ format: 'date-time' })),
+});
+export const RegeneratedKey = Type.Object({ id: Type.String(), api_key: Type.String(), prefix: Type.String(), message: Type.String() });
+export const MessageBody = Type.Object({ message: Type.String() });
+export const RateLimitBody = Type.Object({ error: Type.String(), retry_after: Type.Integer() });
+export const RevokedKey = Type.Object({ message: Type.String(), id: Type.String({ format: 'uuid' }) });
