@@ -10,11 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import { join, resolve } from 'node:path';
-import { createRouterTransport, type ConnectRouter, type Transport } from '@connectrpc/connect';
+import { createClient, createRouterTransport, type ConnectRouter, type Transport } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
 import { Archiver } from './actors/archiver.js';
 import { AuthService } from './auth/index.js';
 import { Reconciler } from './actors/reconciler.js';
+import { startScheduler } from './scheduler/index.js';
 import { Worker } from './actors/worker.js';
 import { connectBus, type Bus } from './bus/index.js';
 import type { Config } from './config/index.js';
@@ -208,6 +209,23 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       cleanups.push(() => worker.stop());
     }
 
+    if (cfg.roles.has('scheduler')) {
+      const transport = cfg.gateway.orchestratorUrl
+        ? createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl })
+        : routes
+          ? createRouterTransport(routes)
+          : createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}` });
+      const scheduler = await startScheduler({
+        bus,
+        store,
+        log,
+        orchestrator: createClient(OrchestratorService, transport),
+        instanceId: cfg.instanceId,
+        maxBudgetUsd: cfg.schedules.maxBudgetUsd,
+      });
+      cleanups.push(() => scheduler.stop());
+    }
+
     if (cfg.roles.has('gateway')) {
       let transport: Transport;
       if (cfg.gateway.orchestratorUrl) {
@@ -233,6 +251,8 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           rateLimitRequests: cfg.gateway.rateLimitRequests,
           rateLimitWindowSeconds: cfg.gateway.rateLimitWindowSeconds,
           taskListBurstPerSecond: cfg.gateway.taskListBurstPerSecond,
+          workspaceRoot: resolve(cfg.workspace.root),
+          schedules: cfg.schedules,
         },
         { bus, transport, store, log, authService: createAuthService(cfg, dataDir, store, log) },
       );

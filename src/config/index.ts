@@ -205,6 +205,10 @@ export function loadConfig(env: Env = process.env) {
     agents: {
       timeoutSeconds: num(env, 'AGENT_TIMEOUT_SECONDS', 600, { min: 1, int: true }),
     },
+    workspace: {
+      /** One folder per session under this root. */
+      root: str(env, 'WORKSPACE_ROOT', `${str(env, 'DATA_DIR', './data')}/workspaces`),
+    },
     schedules: {
       maxPerUser: num(env, 'SCHEDULE_MAX_PER_USER', 50, { min: 1, int: true }),
       minIntervalMinutes: num(env, 'SCHEDULE_MIN_INTERVAL_MINS', 60, { min: 1, int: true }),

@@ -19,6 +19,10 @@ import { EXECUTION_MODE_NAME, TASK_STATUS_NAME, isUuid, taskStatusFromName } fro
 import type { AuthService } from '../auth/index.js';
 import { createAuthenticator, type Authenticator, type Principal } from './auth.js';
 import { registerAuthRoutes } from './auth-routes.js';
+import type { RouteDeps } from './route-deps.js';
+import { registerScheduleRoutes } from './schedule-routes.js';
+import { registerSessionRoutes } from './session-routes.js';
+import { registerWorkspaceRoutes } from './workspace-routes.js';
 import { RateLimitedError, RateLimiter, rateHeaders, type Limit } from './rate-limit.js';
 import { copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
 import { buildOpenApi } from './openapi.js';
@@ -39,6 +43,8 @@ export interface GatewayConfig {
   rateLimitRequests: number;
   rateLimitWindowSeconds: number;
   taskListBurstPerSecond: number;
+  workspaceRoot: string;
+  schedules: { maxPerUser: number; minIntervalMinutes: number; maxBudgetUsd: number };
 }
 
 export interface GatewayDeps {
@@ -181,6 +187,21 @@ export class Gateway {
     route(app, 'get', '/api/v1/tasks/:id/events', authed((req, p) => this.taskEvents(req, p)), ctx);
 
     if (this.deps.authService) registerAuthRoutes(app, ctx, this.deps.authService, (req) => this.admit(req));
+    if (this.deps.store) {
+      const rd: RouteDeps = {
+        ctx,
+        admit: (req, o) => this.admit(req, o),
+        store: this.deps.store,
+        bus: this.deps.bus,
+        orchestrator: this.client,
+        log: this.deps.log,
+        workspaceRoot: this.cfg.workspaceRoot,
+        schedules: this.cfg.schedules,
+      };
+      registerSessionRoutes(app, rd);
+      registerWorkspaceRoutes(app, rd);
+      registerScheduleRoutes(app, rd);
+    }
 
     app.get('/api/v1/stream/sse', (res, req) => this.openSse(res, copyRequest(req, 0)));
     app.get('/api/v1/tasks/:id/stream', (res, req) => {

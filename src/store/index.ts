@@ -13,10 +13,13 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import type { Logger } from '../log/index.js';
 
 export type Sql = postgres.Sql;
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const TERMINAL_STATUSES = ['TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED', 'TASK_STATUS_CANCELLED', 'TASK_STATUS_TIMEOUT'] as const;
 
@@ -204,7 +207,24 @@ export class Store {
       });
       return `(${ph.join(',')})`;
     });
-    await this.sql.unsafe(`INSERT INTO tasks (${cols.join(',')}) VALUES ${tuples.join(',')} ON CONFLICT (id) DO NOTHING`, params as postgres.ParameterOrJSON<never>[]);
+    // The tasks' sessions are created in the same statement (a data-modifying CTE): a session
+    // id that is a UUID is the session's id, anything else is its external id.
+    const seen = new Set<string>();
+    const sessionTuples: string[] = [];
+    for (const t of items) {
+      const k = `${t.userId ?? ''}\0${t.sessionId}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      const isId = UUID_RE.test(t.sessionId);
+      params.push(isId ? t.sessionId : randomUUID(), isId ? null : t.sessionId, t.userId ?? null, t.tenantId ?? null, t.createdAt);
+      const b = params.length - 5;
+      sessionTuples.push(`($${b + 1}::uuid,$${b + 2}::text,$${b + 3}::uuid,$${b + 4}::uuid,$${b + 5}::timestamptz,$${b + 5}::timestamptz,$${b + 5}::timestamptz)`);
+    }
+    await this.sql.unsafe(
+      `WITH s AS (INSERT INTO sessions (id, external_id, user_id, tenant_id, created_at, updated_at, last_activity_at) VALUES ${sessionTuples.join(',')} ON CONFLICT DO NOTHING)
+       INSERT INTO tasks (${cols.join(',')}) VALUES ${tuples.join(',')} ON CONFLICT (id) DO NOTHING`,
+      params as postgres.ParameterOrJSON<never>[],
+    );
   }
 
   async getTask(id: string): Promise<TaskRow | undefined> {
