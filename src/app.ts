@@ -200,6 +200,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           maxTokens: cfg.llm.maxTokens,
           temperature: cfg.llm.temperature,
           synthBypassSingle: cfg.workflow.synthBypassSingle,
+          history: { windowMessages: cfg.history.windowMessages, debugWindowMessages: cfg.history.windowDebugMessages, triggerRatio: cfg.history.compressionTriggerRatio },
         },
         { concurrency: cfg.worker.concurrency, ackWaitMs: cfg.worker.ackWaitMs, maxDeliver: cfg.worker.maxDeliver, taskTimeoutSeconds: cfg.worker.taskTimeoutSeconds },
         log,

@@ -10,6 +10,7 @@
 import type { Store, TaskOutcome } from '../store/index.js';
 import type { ChatMessage, LlmProvider, LlmResult } from '../llm/index.js';
 import type { WorkflowContext } from './context.js';
+import { applyWindow, loadTurns, summaryPrompt, turnsToMessages, windowSettings, withSummary } from '../sessions/history.js';
 
 export const MODES = ['simple', 'standard', 'complex', 'supervisor'] as const;
 export type Mode = (typeof MODES)[number];
@@ -46,6 +47,7 @@ export interface WorkflowDeps {
   maxTokens: number;
   temperature: number;
   synthBypassSingle: boolean;
+  history: { windowMessages: number; debugWindowMessages: number; triggerRatio: number };
 }
 
 interface AgentOutput {
@@ -109,19 +111,48 @@ function sumUsage(outs: AgentOutput[]) {
 }
 
 /** Runs the workflow body and returns its successful outcome; failures throw. */
+/**
+ * The session's earlier turns this task sees (window, primers, recents, compression); a
+ * journaled step, so a replay reads the same history and never pays for a second summary.
+ */
+async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart) {
+  return ctx.step('history', async () => {
+    const w = windowSettings(t.context, deps.history);
+    const turns = await loadTurns(deps.store.sql, t, w.window);
+    const win = applyWindow(turnsToMessages(turns), w);
+    const info = { total: win.total, kept: win.messages.length, dropped: win.dropped, window: w.window, preset: w.preset };
+    if (!win.toCompress) return { messages: win.messages, info, summaryUsage: undefined as AgentOutput | undefined };
+    const target = Math.max(1, Math.floor(w.targetRatio * w.window) - win.messages.length);
+    ctx.emit('PROGRESS', 'orchestrator', `Compressing ${win.toCompress.length} earlier messages of the session`, { stage: 'history_compression', messages: win.toCompress.length });
+    const r = await deps.llm.complete({ messages: summaryPrompt(win.toCompress, target), tier: 'small', maxTokens: Math.min(deps.maxTokens, 1024), temperature: 0.2, signal: ctx.signal });
+    const messages = withSummary(win, w, r.text);
+    const record = { summary: r.text, compressed_messages: win.toCompress.length, upto_task_id: turns.at(-1)?.task_id, at: new Date().toISOString(), model: r.model };
+    await deps.store.sql`UPDATE sessions SET context = context || ${deps.store.sql.json({ history_summary: record })}, updated_at = now()
+      WHERE (id::text = ${t.session_id} OR external_id = ${t.session_id}) AND user_id IS NOT DISTINCT FROM ${t.user_id ?? null}::uuid`;
+    return {
+      messages,
+      info: { ...info, kept: messages.length, compressed: win.toCompress.length, summary: r.text },
+      summaryUsage: { text: r.text, model: r.model, provider: r.provider, usage: r.usage } as AgentOutput | undefined,
+    };
+  });
+}
+
 export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart): Promise<TaskOutcome> {
   const sys: ChatMessage = { role: 'system', content: systemPrompt(t) };
+  const hist = await sessionHistory(ctx, deps, t);
+  const past = hist.messages;
   let outputs: AgentOutput[];
   let final: AgentOutput;
   let agentsUsed = 1;
 
   if (t.mode === 'simple') {
-    final = await ctx.step('agent', () => runAgent(ctx, deps, t, 'simple-agent', [sys, { role: 'user', content: t.query }]));
+    final = await ctx.step('agent', () => runAgent(ctx, deps, t, 'simple-agent', [sys, ...past, { role: 'user', content: t.query }]));
     outputs = [final];
   } else {
     const plan = await ctx.step('plan', async () => {
       const r = await runAgent(ctx, deps, t, 'planner', [
         { role: 'system', content: 'Decompose the user request into 2 to 4 independent subtasks. Respond with a JSON array of subtasks: [{"id","description"}].' },
+        ...past,
         { role: 'user', content: t.query },
       ]);
       const subtasks = parseSubtasks(r.text, t.query, t.max_concurrent_agents);
@@ -144,6 +175,7 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
       final = await ctx.step('synthesize', () =>
         runAgent(ctx, deps, t, 'synthesizer', [
           sys,
+          ...past,
           {
             role: 'user',
             content: `Combine these subtask results into one answer to: ${t.query}\n\n${subOuts.map((o, i) => `[${i + 1}] ${o.text}`).join('\n\n')}`,
@@ -154,6 +186,7 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     }
   }
 
+  if (hist.summaryUsage) outputs.push(hist.summaryUsage);
   const usage = sumUsage(outputs);
   return {
     status: 'TASK_STATUS_COMPLETED',
@@ -166,6 +199,7 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     costUsd: usage.costUsd,
     metadata: {
       agents_used: agentsUsed,
+      history: hist.info,
       model_breakdown: breakdown(outputs),
     },
   };
