@@ -24,6 +24,8 @@ import { startNatsServer } from './embedded/nats-server.js';
 import { Gateway } from './gateway/index.js';
 import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from './gen/svc/v1/streaming_pb.js';
+import { SessionService } from './gen/svc/v1/session_pb.js';
+import { createSessionService } from './rpc/session.js';
 import { OfflineProvider, OpenAiProvider, type LlmProvider } from './llm/index.js';
 import { loadCatalogue, pricesOf } from './llm/catalogue.js';
 import type { Logger } from './log/index.js';
@@ -151,9 +153,11 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     if (cfg.roles.has('orchestrator')) {
       const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier });
       const streaming = createStreamingService({ bus, log });
+      const sessionsRpc = createSessionService({ sql: store.sql, log });
       routes = (r) => {
         r.service(OrchestratorService, orch);
         r.service(StreamingService, streaming);
+        r.service(SessionService, sessionsRpc);
       };
       const server = http2.createServer(connectNodeAdapter({ routes }));
       // Open client sessions would keep close() waiting forever: end them on shutdown.

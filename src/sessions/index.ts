@@ -7,7 +7,8 @@
  * Tasks reference a session by the string the client used (tasks.session_id); a session's
  * tasks are those whose session_id is its id or its external id, with the same owner.
  */
-import { badRequest, notFound } from '../errors/index.js';
+import { randomUUID } from 'node:crypto';
+import { badRequest, conflict, notFound } from '../errors/index.js';
 import type { Principal } from '../gateway/auth.js';
 import { UUID_RE, type Sql } from '../store/index.js';
 
@@ -98,6 +99,18 @@ export class Sessions {
       limit,
       offset,
     };
+  }
+
+  /** Explicit creation (tasks create sessions implicitly); 409 when the external id exists. */
+  async create(p: Principal, input: { external_id?: string; title?: string }) {
+    const ext = input.external_id?.trim() || null;
+    if (ext && (ext.length > 255 || UUID_RE.test(ext))) throw badRequest('external_id must be at most 255 characters and not a UUID');
+    const title = (input.title ?? '').trim();
+    if (title.length > 255) throw badRequest('title must be at most 255 characters');
+    const rows = await this.sql<SessionRow[]>`INSERT INTO sessions (id, external_id, user_id, tenant_id, title)
+      VALUES (${randomUUID()}, ${ext}, ${owner(p)}::uuid, ${p.tenantId ?? null}::uuid, ${title}) ON CONFLICT DO NOTHING RETURNING *`;
+    if (!rows.length) throw conflict('a session with this external_id already exists');
+    return { ...sessionJson(rows[0], { task_count: 0, total_tokens: 0, total_cost_usd: 0 }), context: rows[0].context };
   }
 
   async get(p: Principal, idOrExternal: string) {
