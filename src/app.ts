@@ -246,7 +246,8 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           host: cfg.gateway.host,
           port: cfg.gateway.port,
           skipAuth: cfg.gateway.skipAuth,
-          corsOrigins: cfg.environment === 'dev' && !cfg.gateway.corsOrigins.length ? [] : cfg.gateway.corsOrigins.length ? cfg.gateway.corsOrigins : ['null-origin-not-allowed'],
+          // Development: any origin unless a list is configured; staging/prod: only the list.
+          corsOrigins: cfg.gateway.corsOrigins.length ? cfg.gateway.corsOrigins : cfg.environment === 'dev' ? '*' : [],
           ringCapacity: Math.max(cfg.streaming.ringCapacity, cfg.streaming.eventsMaxPerWorkflow),
           maxBufferedBytes: cfg.streaming.maxBufferedBytes,
           heartbeatSeconds: cfg.streaming.heartbeatSeconds,

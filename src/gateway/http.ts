@@ -36,8 +36,8 @@ export interface Reply {
 }
 
 export interface CorsPolicy {
-  /** Empty: any origin (development). */
-  origins: string[];
+  /** '*': any origin (development default); a list: only those (production); empty: none. */
+  origins: '*' | string[];
 }
 
 const CORS_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
@@ -46,7 +46,7 @@ const EXPOSE_HEADERS = 'X-Workflow-ID, X-Session-ID, X-RateLimit-Limit, X-RateLi
 
 export function corsHeaders(policy: CorsPolicy, origin: string | undefined): Record<string, string> {
   let allow: string | undefined;
-  if (!policy.origins.length) allow = '*';
+  if (policy.origins === '*') allow = '*';
   else if (origin && policy.origins.includes(origin)) allow = origin;
   if (!allow) return {};
   return {

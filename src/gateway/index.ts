@@ -33,7 +33,8 @@ export interface GatewayConfig {
   host: string;
   port: number;
   skipAuth: boolean;
-  corsOrigins: string[];
+  /** '*' (any), or the allowed origins (none when empty). */
+  corsOrigins: '*' | string[];
   ringCapacity: number;
   maxBufferedBytes: number;
   heartbeatSeconds: number;
