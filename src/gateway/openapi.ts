@@ -10,6 +10,7 @@ const err = (description: string) => json(ref('Error'), description);
 const headerParam = (name: string, description: string) => ({ name, in: 'header', required: false, schema: { type: 'string' }, description });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'Task (workflow) id' };
 const security = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+const sessionParam = { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' }, description: 'Session UUID or external id' };
 
 /** Strips TypeBox's symbol keys so the document is plain JSON Schema. */
 const plain = (s: TSchema) => JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
@@ -59,10 +60,57 @@ export function buildOpenApi(version: string) {
         RegeneratedKey: plain(S.RegeneratedKey),
         RateLimited: plain(S.RateLimitBody),
         RevokedKey: plain(S.RevokedKey),
+        Session: plain(S.SessionObject),
+        SessionList: plain(S.SessionList),
+        SessionPatch: plain(S.SessionPatch),
+        SessionHistory: plain(S.SessionHistory),
+        SessionEvents: plain(S.SessionEvents),
         Readiness: plain(S.Readiness),
       },
     },
     paths: {
+      '/api/v1/sessions': {
+        get: {
+          summary: "The caller's sessions, most recently active first",
+          operationId: 'listSessions',
+          security,
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+          ],
+          responses: { 200: json(ref('SessionList')), 400: err('Invalid limit or offset') },
+        },
+      },
+      '/api/v1/sessions/{sessionId}': {
+        get: { summary: 'Session details', operationId: 'getSession', security, parameters: [sessionParam], responses: { 200: json(ref('Session')), 404: err('Session not found') } },
+        patch: {
+          summary: 'Update the title',
+          operationId: 'updateSession',
+          security,
+          parameters: [sessionParam],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('SessionPatch') } } },
+          responses: { 200: json(ref('Session')), 400: err('title is required'), 404: err('Session not found') },
+        },
+        delete: { summary: 'Soft delete (idempotent)', operationId: 'deleteSession', security, parameters: [sessionParam], responses: { 204: { description: 'Deleted (or already gone)' } } },
+      },
+      '/api/v1/sessions/{sessionId}/history': {
+        get: {
+          summary: 'Conversation history: each task as a user message and its result as the assistant reply',
+          operationId: 'getSessionHistory',
+          security,
+          parameters: [sessionParam, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'Most recent turns' }],
+          responses: { 200: json(ref('SessionHistory')), 404: err('Session not found') },
+        },
+      },
+      '/api/v1/sessions/{sessionId}/events': {
+        get: {
+          summary: 'Archived events grouped by turn (one turn per task)',
+          operationId: 'getSessionEvents',
+          security,
+          parameters: [sessionParam, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 }, description: 'Most recent turns' }],
+          responses: { 200: json(ref('SessionEvents')), 404: err('Session not found') },
+        },
+      },
       '/api/v1/auth/register': {
         post: {
           summary: 'Create a user in a new tenant; returns tokens and the default API key (shown once)',

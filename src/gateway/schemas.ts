@@ -202,3 +202,49 @@ export const RegeneratedKey = Type.Object({ id: Type.String(), api_key: Type.Str
 export const MessageBody = Type.Object({ message: Type.String() });
 export const RateLimitBody = Type.Object({ error: Type.String(), retry_after: Type.Integer() });
 export const RevokedKey = Type.Object({ message: Type.String(), id: Type.String({ format: 'uuid' }) });
+
+// --- sessions --------------------------------------------------------------------------------
+
+export const SessionObject = Type.Object({
+  session_id: Type.String({ format: 'uuid' }),
+  id: Type.String({ format: 'uuid', description: 'Same as session_id' }),
+  external_id: Nullable(Type.String({ description: 'The client-chosen id the session was created with, if not a UUID' })),
+  title: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  last_activity_at: Type.String({ format: 'date-time' }),
+  task_count: Type.Optional(Type.Integer()),
+  total_tokens: Type.Optional(Type.Integer()),
+  total_cost_usd: Type.Optional(Type.Number()),
+  context: Type.Optional(FreeObject('Session context, e.g. history_summary after compression')),
+});
+export const SessionList = Type.Object({ sessions: Type.Array(SessionObject), total_count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });
+export const SessionPatch = Type.Object({ title: Type.String({ minLength: 1, maxLength: 255 }) });
+export const SessionHistory = Type.Object({
+  session_id: Type.String(),
+  messages: Type.Array(
+    Type.Object({
+      role: StringEnum(['user', 'assistant'] as const),
+      content: Type.String(),
+      task_id: Type.String(),
+      timestamp: Type.String({ format: 'date-time' }),
+      status: Type.Optional(Type.String()),
+      tokens: Type.Optional(Type.Integer()),
+    }),
+  ),
+  count: Type.Integer(),
+});
+export const SessionEvents = Type.Object({
+  session_id: Type.String(),
+  turns: Type.Array(
+    Type.Object({
+      turn: Type.Integer(),
+      task_id: Type.String(),
+      query: Type.String(),
+      status: Type.String(),
+      timestamp: Type.String({ format: 'date-time' }),
+      events: Type.Array(Event),
+    }),
+  ),
+  count: Type.Integer(),
+});
