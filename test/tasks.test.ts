@@ -238,3 +238,12 @@ describe('POST /api/v1/tasks/stream', () => {
     expect(events.at(-1)).toEqual({ event: 'done', data: '[DONE]' });
   });
 });
+
+describe('malformed URLs', () => {
+  it('answers a bad percent-escape in a path parameter with a JSON 4xx, and keeps serving', async () => {
+    const r = await fetch(`${t.base}/api/v1/tasks/%E0%A4%A`);
+    expect(r.status).toBe(404);
+    expect((await json(r)).error).toBe('Task not found');
+    expect((await fetch(`${t.base}/health`)).status).toBe(200);
+  });
+});

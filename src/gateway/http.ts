@@ -64,7 +64,18 @@ export function copyRequest(req: HttpRequest, paramCount: number): Req {
     headers[k] = v;
   });
   const params: string[] = [];
-  for (let i = 0; i < paramCount; i++) params.push(decodeURIComponent(req.getParameter(i) ?? ''));
+  for (let i = 0; i < paramCount; i++) {
+    const raw = req.getParameter(i) ?? '';
+    // A malformed %-escape must not throw out of the uWS handler: keep the raw text, which
+    // then simply matches nothing (404) or fails validation (400).
+    let v = raw;
+    try {
+      v = decodeURIComponent(raw);
+    } catch {
+      /* keep raw */
+    }
+    params.push(v);
+  }
   return { method: req.getMethod().toUpperCase(), url: req.getUrl(), query: new URLSearchParams(req.getQuery() ?? ''), headers, params };
 }
 

@@ -65,6 +65,8 @@ export function buildOpenApi(version: string) {
         SessionPatch: plain(S.SessionPatch),
         SessionHistory: plain(S.SessionHistory),
         SessionEvents: plain(S.SessionEvents),
+        WorkspaceEntry: plain(S.WorkspaceEntry),
+        WorkspaceListing: plain(S.WorkspaceListing),
         Readiness: plain(S.Readiness),
       },
     },
@@ -100,6 +102,37 @@ export function buildOpenApi(version: string) {
           security,
           parameters: [sessionParam, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'Most recent turns' }],
           responses: { 200: json(ref('SessionHistory')), 404: err('Session not found') },
+        },
+      },
+      '/api/v1/sessions/{sessionId}/files': {
+        get: {
+          summary: "List the session's workspace (files agents produced); sorted by path",
+          operationId: 'listWorkspace',
+          security,
+          parameters: [
+            sessionParam,
+            { name: 'path', in: 'query', schema: { type: 'string', default: '/' }, description: 'Subdirectory' },
+            { name: 'recursive', in: 'query', schema: { type: 'boolean', default: false } },
+          ],
+          responses: {
+            200: json(ref('WorkspaceListing')),
+            400: err('invalid path: traversal not allowed'),
+            404: err('Session not found, or path not found'),
+          },
+        },
+      },
+      '/api/v1/sessions/{sessionId}/files/{path}': {
+        get: {
+          summary: 'Download a workspace file; Content-Type is detected from its content',
+          operationId: 'downloadWorkspaceFile',
+          security,
+          parameters: [sessionParam, { name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'File path inside the workspace (may contain /)' }],
+          responses: {
+            200: { description: 'The file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+            400: err('invalid path: traversal not allowed'),
+            404: err('Session not found, file not found, or path is a directory'),
+            413: err('file exceeds maximum size limit (100MB)'),
+          },
         },
       },
       '/api/v1/sessions/{sessionId}/events': {

@@ -248,3 +248,19 @@ export const SessionEvents = Type.Object({
   ),
   count: Type.Integer(),
 });
+
+// --- workspace files -------------------------------------------------------------------------
+
+export const WorkspaceEntry = Type.Object({
+  name: Type.String(),
+  path: Type.String({ description: 'Relative to the workspace root, starting with /' }),
+  size: Type.Integer({ description: 'Bytes; 0 for directories' }),
+  is_dir: Type.Boolean(),
+  modified_at: Type.String({ format: 'date-time' }),
+});
+export const WorkspaceListing = Type.Object({
+  session_id: Type.String(),
+  path: Type.String(),
+  files: Type.Array(WorkspaceEntry),
+  truncated: Type.Optional(Type.Boolean({ description: 'More than 10,000 entries: the list was cut' })),
+});

@@ -1,5 +1,87 @@
-/** /api/v1/sessions/{id}/files: filled in by the workspace work. */
+/**
+ * /api/v1/sessions/{id}/files: workspace listing (JSON) and raw file download (streamed).
+ * {id} is the session UUID or external id of the caller's session (another owner's or a
+ * deleted session → 404 `Session not found`). Rules and decisions: src/workspace/index.ts.
+ */
 import type { TemplatedApp } from 'uWebSockets.js';
+import { badRequest } from '../errors/index.js';
+import { requireSession } from '../sessions/index.js';
+import { FileTooLargeError, Workspace, decodeUrlPath, parseWorkspacePath, type WorkspaceOptions } from '../workspace/index.js';
+import { sendFile, type SendState } from '../workspace/send.js';
+import { copyRequest, corsHeaders, errorReply, route, writeReply, type Reply, type Req } from './http.js';
 import type { RouteDeps } from './route-deps.js';
 
-export function registerWorkspaceRoutes(_app: TemplatedApp, _deps: RouteDeps): void {}
+function boolParam(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  if (v === null || v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw badRequest(`${name} must be a boolean`);
+}
+
+/**
+ * The wildcard part of a raw (undecoded) URL: everything after `/files/`. Taken from the raw
+ * URL because uWS hands out the path undecoded and the `*` has no parameter of its own; it is
+ * decoded as a whole, so `%2F`, `%2e%2e` and `%5C` are checked like their literal forms.
+ */
+function wildcardPath(rawUrl: string): string {
+  const parts = rawUrl.split('/'); // ['', 'api', 'v1', 'sessions', id, 'files', ...rest]
+  return decodeUrlPath(parts.slice(6).join('/'));
+}
+
+export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts: WorkspaceOptions = {}): void {
+  const ws = new Workspace(deps.workspaceRoot, opts);
+
+  route(
+    app,
+    'get',
+    '/api/v1/sessions/:id/files',
+    async (req) => {
+      const { p, headers } = await deps.admit(req);
+      const segs = parseWorkspacePath(req.query.get('path') ?? '/', { allowLeadingSlash: true });
+      const recursive = boolParam(req.query, 'recursive');
+      const s = await requireSession(deps.store.sql, req.params[0], p);
+      return { status: 200, headers, body: await ws.list(s.id, segs, recursive) };
+    },
+    deps.ctx,
+  );
+
+  app.get('/api/v1/sessions/:id/files/*', (res, rawReq) => {
+    const state: SendState = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+      state.wake?.();
+    });
+    let req: Req | undefined;
+    let cors: Record<string, string> = {};
+    try {
+      req = copyRequest(rawReq, 1); // decodes :id, which throws on a malformed escape
+      cors = corsHeaders(deps.ctx.cors, req.headers.origin);
+    } catch {
+      cors = corsHeaders(deps.ctx.cors, rawReq.getHeader('origin'));
+    }
+    void (async () => {
+      let rateHeaders: Record<string, string> = {};
+      try {
+        if (!req) throw badRequest('invalid session id: malformed percent-encoding');
+        const { p, headers } = await deps.admit(req);
+        rateHeaders = headers;
+        const segs = parseWorkspacePath(wildcardPath(req.url), { allowLeadingSlash: false });
+        const s = await requireSession(deps.store.sql, req.params[0], p);
+        const f = await ws.openFile(s.id, segs);
+        if (state.aborted) {
+          await f.fh.close();
+          return;
+        }
+        await sendFile(res, f, { ...cors, ...rateHeaders, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }, state);
+      } catch (err) {
+        if (state.aborted) return;
+        if (state.started) {
+          deps.log.warn({ err }, 'workspace download failed mid-stream');
+          return;
+        }
+        const reply: Reply = err instanceof FileTooLargeError ? { status: 413, body: { error: err.message } } : errorReply(err, deps.log);
+        writeReply(res, { ...reply, headers: { ...rateHeaders, ...reply.headers } }, cors);
+      }
+    })();
+  });
+}
