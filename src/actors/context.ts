@@ -50,6 +50,9 @@ export class WorkflowContext {
   private lastJournaledSeq = 0;
   readonly abort = new AbortController();
 
+  /** Awaited before every step (pause gate); may throw to stop the workflow. */
+  beforeStep?: () => Promise<void>;
+
   constructor(
     readonly workflowId: string,
     private readonly deps: { publisher: PipelinedPublisher; jsm: JetStreamManager; journal: KV; log: Logger },
@@ -134,7 +137,13 @@ export class WorkflowContext {
   async step<T>(name: string, fn: () => Promise<T>, opts: { evenIfAborted?: boolean } = {}): Promise<T> {
     const recorded = this.journal.get(name);
     if (recorded) return recorded.result as T;
-    if (!opts.evenIfAborted) this.checkpoint();
+    if (!opts.evenIfAborted) {
+      this.checkpoint();
+      if (this.beforeStep) {
+        await this.beforeStep();
+        this.checkpoint();
+      }
+    }
     if (this.recoveredAfterCrash) {
       this.recoveredAfterCrash = false;
       this.emit('ERROR_RECOVERY', 'orchestrator', `Recovering workflow: step "${name}" was interrupted and is being retried from its start`, {

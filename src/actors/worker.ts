@@ -12,7 +12,9 @@
  * times, then the message is nak'ed with a delay (redelivery up to max_deliver).
  */
 import type { JsMsg } from '@nats-io/jetstream';
-import { CONSUMERS, STREAMS, type Bus } from '../bus/index.js';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { CONSUMERS, STREAMS, subjects, type Bus } from '../bus/index.js';
+import { readControl, type ControlState } from './control.js';
 import { AppError, toAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store, TaskOutcome } from '../store/index.js';
@@ -28,6 +30,75 @@ export interface WorkerOptions {
 
 class TimeoutReached extends Error {
   override name = 'TimeoutReached';
+}
+
+class CancelRequested extends Error {
+  override name = 'CancelRequested';
+}
+
+/**
+ * The actor's view of its control state: applies pause and cancel commands (read at
+ * activation, then pushed on the mailbox subject). Pause takes effect at the next step
+ * boundary (WORKFLOW_PAUSING now, WORKFLOW_PAUSED at the checkpoint, WORKFLOW_RESUMED on
+ * resume); cancel aborts the running step at once (WORKFLOW_CANCELLING, then
+ * WORKFLOW_CANCELLED when the terminal state is written).
+ */
+class Controller {
+  private paused = false;
+  private cancelling = false;
+  private wake?: () => void;
+  private sub?: Subscription;
+
+  constructor(private readonly ctx: WorkflowContext, private readonly store: Store, private readonly taskId: string) {
+    ctx.beforeStep = () => this.gate();
+    ctx.signal.addEventListener('abort', () => this.wake?.(), { once: true });
+  }
+
+  listen(nc: NatsConnection): void {
+    this.sub = nc.subscribe(subjects.workflowActor(this.taskId), {
+      callback: (err, msg) => {
+        if (err) return;
+        try {
+          const body = JSON.parse(dec.decode(msg.data)) as { control?: ControlState };
+          if (body.control) this.apply(body.control);
+        } catch {
+          /* not a control message */
+        }
+      },
+    });
+  }
+
+  apply(c: ControlState): void {
+    if (c.cancel_requested && !this.cancelling) {
+      this.cancelling = true;
+      this.ctx.emit('WORKFLOW_CANCELLING', 'orchestrator', 'Cancelling workflow', { reason: c.cancel_reason ?? '', requested_by: c.cancelled_by ?? '' });
+      this.ctx.abort.abort(new CancelRequested(c.cancel_reason || 'cancelled by request'));
+      return;
+    }
+    if (c.paused && !this.paused) {
+      this.paused = true;
+      this.ctx.emit('WORKFLOW_PAUSING', 'orchestrator', 'Pausing at the next checkpoint', { reason: c.pause_reason ?? '', requested_by: c.paused_by ?? '' });
+    } else if (!c.paused && this.paused) {
+      this.paused = false;
+      this.wake?.();
+    }
+  }
+
+  private async gate(): Promise<void> {
+    if (!this.paused) return;
+    this.ctx.emit('WORKFLOW_PAUSED', 'orchestrator', 'Workflow paused');
+    await this.ctx.flush();
+    await this.store.setStatus(this.taskId, 'TASK_STATUS_PAUSED', new Date());
+    while (this.paused && !this.ctx.signal.aborted) await new Promise<void>((r) => (this.wake = r));
+    this.wake = undefined;
+    this.ctx.checkpoint(); // cancelled or handed back while paused
+    this.ctx.emit('WORKFLOW_RESUMED', 'orchestrator', 'Workflow resumed');
+    await this.store.setStatus(this.taskId, 'TASK_STATUS_RUNNING', new Date());
+  }
+
+  close(): void {
+    this.sub?.unsubscribe();
+  }
 }
 
 const dec = new TextDecoder();
@@ -104,12 +175,14 @@ export class Worker {
     log.debug({ delivery: first.info.deliveryCount }, 'workflow actor activated');
     const timeoutMs = this.opts.taskTimeoutSeconds * 1000 - (Date.now() - Date.parse(task.submitted_at));
     const timer = setTimeout(() => ctx.abort.abort(new TimeoutReached('time limit exceeded')), Math.max(0, timeoutMs));
+    const control = new Controller(ctx, this.store, task.task_id);
+    control.listen(this.bus.nc);
     try {
       // The delivery count is only a hint (it is not reliable across nak/redelivery), so every
       // activation asks the event stream: a workflow with no event yet has no journal either.
-      if (await ctx.rehydrate()) {
-        log.info({ delivery: first.info.deliveryCount, last_seq: ctx.lastSeq }, 'workflow actor re-activated');
-      }
+      const [rehydrated, ctl] = await Promise.all([ctx.rehydrate(), readControl(this.bus.kv.control, task.task_id)]);
+      if (rehydrated) log.info({ delivery: first.info.deliveryCount, last_seq: ctx.lastSeq }, 'workflow actor re-activated');
+      control.apply(ctl.state);
       await ctx.step('start', async () => {
         const at = new Date();
         void this.store.markRunning(task.task_id, at).catch((err) => log.warn({ err }, 'markRunning failed'));
@@ -131,6 +204,12 @@ export class Worker {
         entry.msg.nak();
         return;
       }
+      if (err instanceof CancelRequested || ctx.signal.reason instanceof CancelRequested) {
+        const reason = (ctx.signal.reason as Error).message;
+        await this.finish(ctx, task, { status: 'TASK_STATUS_CANCELLED', error: `cancelled: ${reason}` });
+        entry.msg.ack();
+        return;
+      }
       if (err instanceof TimeoutReached || ctx.signal.reason instanceof TimeoutReached) {
         await this.finish(ctx, task, { status: 'TASK_STATUS_TIMEOUT', error: 'time limit exceeded' });
         entry.msg.ack();
@@ -148,6 +227,7 @@ export class Worker {
       entry.msg.ack();
     } finally {
       clearTimeout(timer);
+      control.close();
     }
   }
 
@@ -176,6 +256,8 @@ export class Worker {
           model_used: outcome.modelUsed,
           provider: outcome.provider,
         });
+      } else if (outcome.status === 'TASK_STATUS_CANCELLED') {
+        ctx.emit('WORKFLOW_CANCELLED', 'orchestrator', 'Workflow cancelled', { reason: outcome.error ?? '' });
       } else {
         ctx.emit('ERROR_OCCURRED', 'orchestrator', outcome.error ?? 'workflow failed', { status: outcome.status });
       }

@@ -186,6 +186,10 @@ export class Gateway {
     route(app, 'get', '/api/v1/tasks', authed((req, p) => this.listTasks(req, p), { burst: true }), ctx);
     route(app, 'get', '/api/v1/tasks/:id', authed((req, p) => this.getTask(req.params[0], p)), ctx);
     route(app, 'get', '/api/v1/tasks/:id/events', authed((req, p) => this.taskEvents(req, p)), ctx);
+    route(app, 'post', '/api/v1/tasks/:id/cancel', authed((req, p) => this.control(req, p, 'cancel')), ctx, { body: true });
+    route(app, 'post', '/api/v1/tasks/:id/pause', authed((req, p) => this.control(req, p, 'pause')), ctx, { body: true });
+    route(app, 'post', '/api/v1/tasks/:id/resume', authed((req, p) => this.control(req, p, 'resume')), ctx, { body: true });
+    route(app, 'get', '/api/v1/tasks/:id/control-state', authed((req, p) => this.controlState(req.params[0], p)), ctx);
 
     if (this.deps.authService) registerAuthRoutes(app, ctx, this.deps.authService, (req) => this.admit(req));
     if (this.deps.store) {
@@ -405,6 +409,41 @@ export class Gateway {
     if (s.tenantId !== (p.tenantId ?? '')) throw notFound('Task not found');
     if (s.userId !== (p.userId ?? '')) throw forbidden('Forbidden: not the task owner');
     return s;
+  }
+
+  /** cancel / pause / resume: optional body {reason}; 409 when the task's state does not allow it. */
+  private async control(req: Req, p: Principal, action: 'cancel' | 'pause' | 'resume'): Promise<Reply> {
+    const s = await this.ownedTask(req.params[0], p);
+    let reason = '';
+    if (req.body && req.body.length) {
+      const b = parseJsonBody(req) as { reason?: unknown } | null;
+      if (!b || typeof b !== 'object' || Array.isArray(b)) throw badRequest('request body must be a JSON object');
+      if (b.reason !== undefined && typeof b.reason !== 'string') throw badRequest('reason must be a string');
+      reason = ((b.reason as string | undefined) ?? '').slice(0, 1000);
+    }
+    const r = { taskId: s.taskId, reason, requestedBy: p.userId ?? '' };
+    const out = action === 'cancel' ? await this.client.cancelTask(r) : action === 'pause' ? await this.client.pauseTask(r) : await this.client.resumeTask(r);
+    return { status: 200, headers: { 'X-Workflow-ID': s.taskId }, body: { success: out.success, message: out.message, task_id: s.taskId } };
+  }
+
+  private async controlState(id: string, p: Principal): Promise<Reply> {
+    const s = await this.ownedTask(id, p);
+    const c = await this.client.getControlState({ taskId: s.taskId });
+    return {
+      status: 200,
+      headers: { 'X-Workflow-ID': s.taskId },
+      body: {
+        task_id: s.taskId,
+        status: TASK_STATUS_NAME[s.status],
+        is_paused: c.isPaused,
+        is_cancelled: c.isCancelled,
+        paused_at: iso(c.pausedAt) ?? null,
+        pause_reason: c.pauseReason,
+        paused_by: c.pausedBy,
+        cancel_reason: c.cancelReason,
+        cancelled_by: c.cancelledBy,
+      },
+    };
   }
 
   private async taskEvents(req: Req, p: Principal): Promise<Reply> {

@@ -15,6 +15,19 @@ const sessionParam = { name: 'sessionId', in: 'path', required: true, schema: { 
 /** Strips TypeBox's symbol keys so the document is plain JSON Schema. */
 const plain = (s: TSchema) => JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
 
+function controlOp(operationId: string, summary: string) {
+  return {
+    post: {
+      summary,
+      operationId,
+      security,
+      parameters: [idParam],
+      requestBody: { required: false, content: { 'application/json': { schema: ref('ControlRequest') } } },
+      responses: { 200: json(ref('ControlResponse')), 400: err('Invalid body'), 404: err('Task not found'), 409: err("The task's state does not allow it") },
+    },
+  };
+}
+
 export function buildOpenApi(version: string) {
   return {
     openapi: '3.0.3',
@@ -67,6 +80,9 @@ export function buildOpenApi(version: string) {
         SessionEvents: plain(S.SessionEvents),
         WorkspaceEntry: plain(S.WorkspaceEntry),
         WorkspaceListing: plain(S.WorkspaceListing),
+        ControlRequest: plain(S.ControlRequest),
+        ControlResponse: plain(S.ControlResponse),
+        ControlState: plain(S.ControlState),
         Readiness: plain(S.Readiness),
       },
     },
@@ -266,6 +282,12 @@ export function buildOpenApi(version: string) {
           ],
           responses: { 200: json(ref('EventList')), 404: err('Task not found') },
         },
+      },
+      '/api/v1/tasks/{id}/cancel': controlOp('cancelTask', 'Cancel a queued or running (or paused) task: WORKFLOW_CANCELLING, then WORKFLOW_CANCELLED and STREAM_END; status TASK_STATUS_CANCELLED'),
+      '/api/v1/tasks/{id}/pause': controlOp('pauseTask', 'Pause at the next workflow checkpoint: WORKFLOW_PAUSING now, WORKFLOW_PAUSED at the checkpoint; status TASK_STATUS_PAUSED'),
+      '/api/v1/tasks/{id}/resume': controlOp('resumeTask', 'Resume a paused task: WORKFLOW_RESUMED; status TASK_STATUS_RUNNING'),
+      '/api/v1/tasks/{id}/control-state': {
+        get: { summary: 'Pause and cancel control state', operationId: 'getControlState', security, parameters: [idParam], responses: { 200: json(ref('ControlState')), 404: err('Task not found') } },
       },
       '/api/v1/tasks/{id}/stream': {
         get: {

@@ -264,3 +264,19 @@ export const WorkspaceListing = Type.Object({
   files: Type.Array(WorkspaceEntry),
   truncated: Type.Optional(Type.Boolean({ description: 'More than 10,000 entries: the list was cut' })),
 });
+
+// --- task control ----------------------------------------------------------------------------
+
+export const ControlRequest = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 1000 })) });
+export const ControlResponse = Type.Object({ success: Type.Boolean(), message: Type.String(), task_id: Type.String() });
+export const ControlState = Type.Object({
+  task_id: Type.String(),
+  status: StringEnum(TASK_STATUS_VALUES),
+  is_paused: Type.Boolean(),
+  is_cancelled: Type.Boolean(),
+  paused_at: Nullable(Type.String({ format: 'date-time' })),
+  pause_reason: Type.String(),
+  paused_by: Type.String(),
+  cancel_reason: Type.String(),
+  cancelled_by: Type.String(),
+});

@@ -22,6 +22,10 @@ import { AppError, Code, badRequest, notFound, toConnectError } from '../errors/
 import type { Logger } from '../log/index.js';
 import type { Store, TaskRow } from '../store/index.js';
 import { EXECUTION_MODE, MODES, type Mode, type TaskStart } from '../actors/workflows.js';
+import { readControl, updateControl } from '../actors/control.js';
+import { TERMINAL_STATUSES } from '../store/index.js';
+
+const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (s: string) => UUID_RE.test(s);
@@ -126,6 +130,13 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
     throw toConnectError(new AppError(Code.Unimplemented, `${what} is not implemented yet`));
   };
 
+  const existing = async (taskId: string) => {
+    if (!isUuid(taskId)) throw notFound('Task not found');
+    const row = await d.store.getTask(taskId);
+    if (!row) throw notFound('Task not found');
+    return row;
+  };
+
   return {
     submitTask: wrap(async (req) => {
       const query = req.query.trim();
@@ -226,10 +237,47 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       };
     }),
 
-    cancelTask: unimplemented('CancelTask'),
-    pauseTask: unimplemented('PauseTask'),
-    resumeTask: unimplemented('ResumeTask'),
-    getControlState: unimplemented('GetControlState'),
+    cancelTask: wrap(async (req) => {
+      const row = await existing(req.taskId);
+      if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be cancelled: it is ${row.status}`);
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, cancel_requested: true, cancel_reason: req.reason || 'cancelled by request', cancelled_by: req.requestedBy || undefined }));
+      // A queued task has no actor yet: its terminal state is written now; the actor, when it
+      // activates, sees the cancel and emits WORKFLOW_CANCELLING / WORKFLOW_CANCELLED.
+      if (row.status === 'TASK_STATUS_QUEUED') {
+        await d.store.finishTask(row.id, { status: 'TASK_STATUS_CANCELLED', error: `cancelled: ${req.reason || 'cancelled by request'}` }, new Date());
+      }
+      return { success: true, message: 'Cancellation requested' };
+    }),
+    pauseTask: wrap(async (req) => {
+      const row = await existing(req.taskId);
+      if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be paused: it is ${row.status}`);
+      const { state } = await readControl(d.bus.kv.control, row.id);
+      if (state.cancel_requested) throw new AppError(Code.Aborted, 'Task is being cancelled');
+      if (state.paused) throw new AppError(Code.Aborted, 'Task is already paused');
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, paused: true, paused_at: new Date().toISOString(), pause_reason: req.reason || undefined, paused_by: req.requestedBy || undefined }));
+      return { success: true, message: 'Pause requested; the workflow pauses at its next checkpoint' };
+    }),
+    resumeTask: wrap(async (req) => {
+      const row = await existing(req.taskId);
+      if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be resumed: it is ${row.status}`);
+      const { state } = await readControl(d.bus.kv.control, row.id);
+      if (!state.paused) throw new AppError(Code.Aborted, 'Task is not paused');
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, paused: false, paused_at: undefined, pause_reason: undefined, paused_by: undefined }));
+      return { success: true, message: 'Task resumed' };
+    }),
+    getControlState: wrap(async (req) => {
+      const row = await existing(req.taskId);
+      const { state } = await readControl(d.bus.kv.control, row.id);
+      return {
+        isPaused: state.paused,
+        isCancelled: state.cancel_requested || row.status === 'TASK_STATUS_CANCELLED',
+        pausedAt: state.paused_at ? timestampFromDate(new Date(state.paused_at)) : undefined,
+        pauseReason: state.pause_reason ?? '',
+        pausedBy: state.paused_by ?? '',
+        cancelReason: state.cancel_reason ?? '',
+        cancelledBy: state.cancelled_by ?? '',
+      };
+    }),
     getSessionContext: unimplemented('GetSessionContext'),
     listTemplates: wrap(async () => ({ templates: [] })),
     approveTask: unimplemented('ApproveTask'),
