@@ -34,6 +34,8 @@ export const BUCKETS = {
   control: 'CONTROL',
   /** Rate-limit window counters shared by all gateways: key <limiter>.<principal>.<window>. */
   ratelimit: 'RATELIMIT',
+  /** Scheduler leader lease: key `leader`. */
+  scheduler: 'SCHEDULER',
 } as const;
 
 export const subjects = {

@@ -10,6 +10,7 @@ const err = (description: string) => json(ref('Error'), description);
 const headerParam = (name: string, description: string) => ({ name, in: 'header', required: false, schema: { type: 'string' }, description });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'Task (workflow) id' };
 const security = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+const schedParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'Schedule id' };
 const sessionParam = { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' }, description: 'Session UUID or external id' };
 
 /** Strips TypeBox's symbol keys so the document is plain JSON Schema. */
@@ -83,10 +84,87 @@ export function buildOpenApi(version: string) {
         ControlRequest: plain(S.ControlRequest),
         ControlResponse: plain(S.ControlResponse),
         ControlState: plain(S.ControlState),
+        ScheduleCreate: plain(S.ScheduleCreate),
+        ScheduleUpdate: plain(S.ScheduleUpdate),
+        Schedule: plain(S.ScheduleObject),
+        ScheduleSummary: plain(S.ScheduleSummary),
+        ScheduleList: plain(S.ScheduleList),
+        ScheduleCreated: plain(S.ScheduleCreated),
+        ScheduleRun: plain(S.ScheduleRun),
+        ScheduleRuns: plain(S.ScheduleRuns),
+        ReasonBody: plain(S.ReasonBody),
+        SchedulePaused: plain(S.SchedulePaused),
+        ScheduleResumed: plain(S.ScheduleResumed),
+        Message: plain(S.MessageBody),
         Readiness: plain(S.Readiness),
       },
     },
     paths: {
+      '/api/v1/schedules': {
+        post: {
+          summary: 'Create a cron schedule (5 fields, IANA timezone; at least SCHEDULE_MIN_INTERVAL_MINS between runs; at most SCHEDULE_MAX_PER_USER per user)',
+          operationId: 'createSchedule',
+          security,
+          requestBody: { required: true, content: { 'application/json': { schema: ref('ScheduleCreate') } } },
+          responses: { 200: json(ref('ScheduleCreated')), 400: err('Invalid cron, timezone, interval too short, or invalid fields'), 403: err('schedule limit reached') },
+        },
+        get: {
+          summary: "The caller's schedules",
+          operationId: 'listSchedules',
+          security,
+          parameters: [
+            { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, default: 1 } },
+            { name: 'page_size', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: ['ACTIVE', 'PAUSED'] } },
+          ],
+          responses: { 200: json(ref('ScheduleList')), 400: err('Invalid page, page_size or status') },
+        },
+      },
+      '/api/v1/schedules/{id}': {
+        get: { summary: 'A schedule', operationId: 'getSchedule', security, parameters: [schedParam], responses: { 200: json(ref('Schedule')), 404: err('Schedule not found') } },
+        put: {
+          summary: 'Update any subset of the fields',
+          operationId: 'updateSchedule',
+          security,
+          parameters: [schedParam],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('ScheduleUpdate') } } },
+          responses: { 200: json(ref('Schedule')), 400: err('Invalid fields'), 404: err('Schedule not found') },
+        },
+        delete: { summary: 'Delete permanently', operationId: 'deleteSchedule', security, parameters: [schedParam], responses: { 200: json(ref('Message')), 404: err('Schedule not found') } },
+      },
+      '/api/v1/schedules/{id}/runs': {
+        get: {
+          summary: 'Run records, newest first',
+          operationId: 'listScheduleRuns',
+          security,
+          parameters: [
+            schedParam,
+            { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, default: 1 } },
+            { name: 'page_size', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+          ],
+          responses: { 200: json(ref('ScheduleRuns')), 404: err('Schedule not found') },
+        },
+      },
+      '/api/v1/schedules/{id}/pause': {
+        post: {
+          summary: 'Pause (409 when already paused)',
+          operationId: 'pauseSchedule',
+          security,
+          parameters: [schedParam],
+          requestBody: { required: false, content: { 'application/json': { schema: ref('ReasonBody') } } },
+          responses: { 200: json(ref('SchedulePaused')), 404: err('Schedule not found'), 409: err('Schedule is already paused') },
+        },
+      },
+      '/api/v1/schedules/{id}/resume': {
+        post: {
+          summary: 'Resume (409 when not paused)',
+          operationId: 'resumeSchedule',
+          security,
+          parameters: [schedParam],
+          requestBody: { required: false, content: { 'application/json': { schema: ref('ReasonBody') } } },
+          responses: { 200: json(ref('ScheduleResumed')), 404: err('Schedule not found'), 409: err('Schedule is not paused') },
+        },
+      },
       '/api/v1/sessions': {
         get: {
           summary: "The caller's sessions, most recently active first",

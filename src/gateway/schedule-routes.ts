@@ -1,5 +1,252 @@
-/** /api/v1/schedules: filled in by the schedules work. */
+/**
+ * /api/v1/schedules: create, list, details, update (any subset), runs, pause, resume, delete.
+ * Every schedule belongs to the caller's user and tenant; another owner's schedule answers
+ * 404 like a missing one. Limits (per-user count, minimum interval, budget) come from
+ * SCHEDULE_MAX_PER_USER, SCHEDULE_MIN_INTERVAL_MINS and SCHEDULE_MAX_BUDGET_USD.
+ */
 import type { TemplatedApp } from 'uWebSockets.js';
+import { badRequest, conflict, forbidden, notFound } from '../errors/index.js';
+import { checkInterval, nextRun, validateCron, validateTimezone } from '../scheduler/cron.js';
+import {
+  ScheduleLimitError,
+  ScheduleStore,
+  runJson,
+  scheduleJson,
+  scheduleSummaryJson,
+  type Owner,
+  type SchedulePatch,
+  type ScheduleStatus,
+} from '../scheduler/store.js';
+import type { Principal } from './auth.js';
+import { parseJsonBody, route, type Req } from './http.js';
 import type { RouteDeps } from './route-deps.js';
 
-export function registerScheduleRoutes(_app: TemplatedApp, _deps: RouteDeps): void {}
+const NAME_MAX = 255;
+const DEFAULT_BUDGET_USD = 10.0;
+const DEFAULT_TIMEOUT_SECONDS = 600;
+const MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
+const NOT_FOUND = 'Schedule not found';
+
+function intParam(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
+  const v = q.get(name);
+  if (v === null || v === '') return def;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name} must be an integer`);
+  const n = Number(v);
+  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
+  return n;
+}
+
+const ownerOf = (p: Principal): Owner => ({ userId: p.userId ?? null, tenantId: p.tenantId ?? null });
+
+function objectBody(req: Req, optional = false): Record<string, unknown> {
+  if (optional && (!req.body || req.body.length === 0)) return {};
+  const b = parseJsonBody(req);
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw badRequest('request body must be a JSON object');
+  return b as Record<string, unknown>;
+}
+
+function name(v: unknown): string {
+  if (typeof v !== 'string' || !v.trim()) throw badRequest('name is required');
+  if (v.length > NAME_MAX) throw badRequest(`name must be at most ${NAME_MAX} characters`);
+  return v;
+}
+
+function description(v: unknown): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw badRequest('description must be a string');
+  return v;
+}
+
+function taskQuery(v: unknown): string {
+  if (typeof v !== 'string' || !v.trim()) throw badRequest('task_query is required');
+  return v;
+}
+
+function taskContext(v: unknown): Record<string, unknown> {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw badRequest('task_context must be an object');
+  return v as Record<string, unknown>;
+}
+
+function budget(v: unknown, max: number): number {
+  if (v === undefined || v === null) return Math.min(DEFAULT_BUDGET_USD, max);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw badRequest('max_budget_per_run_usd must be a positive number');
+  if (v > max) throw badRequest(`max_budget_per_run_usd must be at most ${max}`);
+  return v;
+}
+
+function timeout(v: unknown): number {
+  if (v === undefined || v === null) return DEFAULT_TIMEOUT_SECONDS;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_TIMEOUT_SECONDS) {
+    throw badRequest(`timeout_seconds must be an integer between 1 and ${MAX_TIMEOUT_SECONDS}`);
+  }
+  return v;
+}
+
+function reasonOf(body: Record<string, unknown>): string {
+  const r = body.reason;
+  if (r === undefined || r === null) return '';
+  if (typeof r !== 'string') throw badRequest('reason must be a string');
+  return r.slice(0, 1000);
+}
+
+export function registerScheduleRoutes(app: TemplatedApp, d: RouteDeps): void {
+  const store = new ScheduleStore(d.store.sql);
+  const limits = d.schedules;
+  const h =
+    (fn: (req: Req, o: Owner) => Promise<unknown>) =>
+    async (req: Req) => {
+      const { p, headers } = await d.admit(req);
+      return { status: 200, headers, body: await fn(req, ownerOf(p)) };
+    };
+  /** Cron + timezone validated together, interval checked; returns the normalised values. */
+  const cronRules = (cron: unknown, tz: unknown) => {
+    const expr = validateCron(cron);
+    const zone = validateTimezone(tz);
+    checkInterval(expr, limits.minIntervalMinutes);
+    return { expr, zone };
+  };
+
+  route(
+    app,
+    'post',
+    '/api/v1/schedules',
+    h(async (req, o) => {
+      const b = objectBody(req);
+      const n = name(b.name);
+      const { expr, zone } = cronRules(b.cron_expression, b.timezone);
+      const s = {
+        name: n,
+        description: description(b.description),
+        cronExpression: expr,
+        timezone: zone,
+        taskQuery: taskQuery(b.task_query),
+        taskContext: taskContext(b.task_context),
+        maxBudgetPerRunUsd: budget(b.max_budget_per_run_usd, limits.maxBudgetUsd),
+        timeoutSeconds: timeout(b.timeout_seconds),
+        nextRunAt: nextRun(expr, zone),
+      };
+      try {
+        const row = await store.create(o, s, limits.maxPerUser);
+        return { schedule_id: row.id, message: 'Schedule created successfully', next_run_at: row.next_run_at?.toISOString() ?? null };
+      } catch (err) {
+        if (err instanceof ScheduleLimitError) throw forbidden(err.message);
+        throw err;
+      }
+    }),
+    d.ctx,
+    { body: true },
+  );
+
+  route(
+    app,
+    'get',
+    '/api/v1/schedules',
+    h(async (req, o) => {
+      const page = intParam(req.query, 'page', 1, 1, 1_000_000);
+      const pageSize = intParam(req.query, 'page_size', 50, 1, 100);
+      const st = req.query.get('status');
+      if (st && st !== 'ACTIVE' && st !== 'PAUSED') throw badRequest('status must be ACTIVE or PAUSED');
+      const { rows, total } = await store.list(o, page, pageSize, (st || undefined) as ScheduleStatus | undefined);
+      return { schedules: rows.map(scheduleSummaryJson), total, page, page_size: pageSize };
+    }),
+    d.ctx,
+  );
+
+  route(
+    app,
+    'get',
+    '/api/v1/schedules/:id',
+    h(async (req, o) => {
+      const row = await store.get(o, req.params[0]);
+      if (!row) throw notFound(NOT_FOUND);
+      return scheduleJson(row);
+    }),
+    d.ctx,
+  );
+
+  route(
+    app,
+    'put',
+    '/api/v1/schedules/:id',
+    h(async (req, o) => {
+      const b = objectBody(req);
+      const id = req.params[0];
+      const cur = await store.get(o, id);
+      if (!cur) throw notFound(NOT_FOUND);
+      const patch: SchedulePatch = {};
+      if (b.name !== undefined) patch.name = name(b.name);
+      if (b.description !== undefined) patch.description = description(b.description);
+      if (b.task_query !== undefined) patch.task_query = taskQuery(b.task_query);
+      if (b.task_context !== undefined) patch.task_context = taskContext(b.task_context);
+      if (b.max_budget_per_run_usd !== undefined) patch.max_budget_per_run_usd = budget(b.max_budget_per_run_usd, limits.maxBudgetUsd);
+      if (b.timeout_seconds !== undefined) patch.timeout_seconds = timeout(b.timeout_seconds);
+      if (b.cron_expression !== undefined || b.timezone !== undefined) {
+        const { expr, zone } = cronRules(b.cron_expression ?? cur.cron_expression, b.timezone !== undefined ? b.timezone : cur.timezone);
+        patch.cron_expression = expr;
+        patch.timezone = zone;
+        patch.next_run_at = nextRun(expr, zone);
+      }
+      const row = await store.update(o, id, patch);
+      if (!row) throw notFound(NOT_FOUND);
+      return scheduleJson(row);
+    }),
+    d.ctx,
+    { body: true },
+  );
+
+  route(
+    app,
+    'get',
+    '/api/v1/schedules/:id/runs',
+    h(async (req, o) => {
+      const page = intParam(req.query, 'page', 1, 1, 1_000_000);
+      const pageSize = intParam(req.query, 'page_size', 20, 1, 100);
+      const s = await store.get(o, req.params[0]);
+      if (!s) throw notFound(NOT_FOUND);
+      const { rows, total } = await store.runs(s.id, page, pageSize);
+      return { runs: rows.map(runJson), total_count: total, page, page_size: pageSize };
+    }),
+    d.ctx,
+  );
+
+  route(
+    app,
+    'post',
+    '/api/v1/schedules/:id/pause',
+    h(async (req, o) => {
+      const r = await store.pause(o, req.params[0], reasonOf(objectBody(req, true)));
+      if (!r) throw notFound(NOT_FOUND);
+      if (r.state === 'already') throw conflict('Schedule is already paused');
+      return { message: 'Schedule paused successfully', paused_at: r.pausedAt.toISOString() };
+    }),
+    d.ctx,
+    { body: true },
+  );
+
+  route(
+    app,
+    'post',
+    '/api/v1/schedules/:id/resume',
+    h(async (req, o) => {
+      reasonOf(objectBody(req, true));
+      const r = await store.resume(o, req.params[0], (s) => nextRun(s.cron_expression, s.timezone));
+      if (!r) throw notFound(NOT_FOUND);
+      if (r.state === 'active') throw conflict('Schedule is not paused');
+      return { message: 'Schedule resumed successfully', next_run_at: r.nextRunAt.toISOString() };
+    }),
+    d.ctx,
+    { body: true },
+  );
+
+  route(
+    app,
+    'del',
+    '/api/v1/schedules/:id',
+    h(async (req, o) => {
+      if (!(await store.delete(o, req.params[0]))) throw notFound(NOT_FOUND);
+      return { message: 'Schedule deleted successfully' };
+    }),
+    d.ctx,
+  );
+}

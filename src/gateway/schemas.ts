@@ -280,3 +280,69 @@ export const ControlState = Type.Object({
   cancel_reason: Type.String(),
   cancelled_by: Type.String(),
 });
+
+// --- schedules -------------------------------------------------------------------------------
+
+const ScheduleFields = {
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  description: Type.Optional(Type.String()),
+  cron_expression: Type.String({ description: '5 fields: minute hour day-of-month month day-of-week (0-6, Sunday first)' }),
+  timezone: Type.Optional(Type.String({ description: 'IANA name; default UTC' })),
+  task_query: Type.String({ minLength: 1 }),
+  task_context: Type.Optional(FreeObject('Context of every run')),
+  max_budget_per_run_usd: Type.Optional(Type.Number({ minimum: 0, description: 'Default 10.0; a run over it pauses the schedule' })),
+  timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Default 600' })),
+};
+export const ScheduleCreate = Type.Object(ScheduleFields);
+export const ScheduleUpdate = Type.Partial(Type.Object(ScheduleFields));
+export const ScheduleObject = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  description: Type.String(),
+  cron_expression: Type.String(),
+  timezone: Type.String(),
+  task_query: Type.String(),
+  task_context: FreeObject('Context of every run'),
+  max_budget_per_run_usd: Type.Number(),
+  timeout_seconds: Type.Integer(),
+  status: StringEnum(['ACTIVE', 'PAUSED'] as const),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  next_run_at: Nullable(Type.String({ format: 'date-time' })),
+  last_run_at: Nullable(Type.String({ format: 'date-time' })),
+  total_runs: Type.Integer(),
+  successful_runs: Type.Integer(),
+  failed_runs: Type.Integer(),
+});
+export const ScheduleSummary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  cron_expression: Type.String(),
+  timezone: Type.String(),
+  status: StringEnum(['ACTIVE', 'PAUSED'] as const),
+  next_run_at: Nullable(Type.String({ format: 'date-time' })),
+  total_runs: Type.Integer(),
+  successful_runs: Type.Integer(),
+  failed_runs: Type.Integer(),
+});
+export const ScheduleList = Type.Object({ schedules: Type.Array(ScheduleSummary), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() });
+export const ScheduleCreated = Type.Object({ schedule_id: Type.String(), message: Type.String(), next_run_at: Nullable(Type.String({ format: 'date-time' })) });
+export const ScheduleRun = Type.Object({
+  workflow_id: Type.String(),
+  query: Type.String(),
+  status: Type.String({ description: 'e.g. RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED' }),
+  result: Type.Optional(Type.String()),
+  error_message: Type.Optional(Type.String()),
+  model_used: Type.Optional(Type.String()),
+  provider: Type.Optional(Type.String()),
+  total_tokens: Type.Integer(),
+  total_cost_usd: Type.Number(),
+  duration_ms: Type.Optional(Type.Integer()),
+  triggered_at: Type.String({ format: 'date-time' }),
+  started_at: Type.Optional(Type.String({ format: 'date-time' })),
+  completed_at: Type.Optional(Type.String({ format: 'date-time' })),
+});
+export const ScheduleRuns = Type.Object({ runs: Type.Array(ScheduleRun), total_count: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() });
+export const ReasonBody = Type.Object({ reason: Type.Optional(Type.String()) });
+export const SchedulePaused = Type.Object({ message: Type.String(), paused_at: Type.String({ format: 'date-time' }) });
+export const ScheduleResumed = Type.Object({ message: Type.String(), next_run_at: Nullable(Type.String({ format: 'date-time' })) });

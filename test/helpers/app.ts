@@ -33,6 +33,9 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     ORCHESTRATOR_GRPC_PORT: '0',
     GRPC_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // No scheduler unless a test asks for it: schedulers of other test files would otherwise
+    // fire the schedules of the one under test (they share the database).
+    ROLES: 'gateway,orchestrator,worker,archiver',
     ...env,
   });
   const log = createLogger({ level: cfg.logLevel });
