@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey, newApiKey } from '../src/auth/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -181,6 +182,32 @@ describe('task ownership', () => {
     expect(own.status).toBe(200);
     expect(own.events.at(-1)).toEqual({ event: 'done', data: '[DONE]' });
     expect((await get(`/api/v1/tasks?api_key=${a.api_key}`)).status).toBe(401);
+    // Control endpoints and the WebSocket stream are owner-only too.
+    for (const action of ['cancel', 'pause', 'resume']) {
+      const r = await post(`/api/v1/tasks/${task_id}/${action}`, {}, hb);
+      expect(r.status, action).toBe(404);
+    }
+    expect((await get(`/api/v1/tasks/${task_id}/control-state`, hb)).status).toBe(404);
+    const wsStatus = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${t.app.gatewayPort}/api/v1/stream/ws?workflow_id=${task_id}`, { headers: hb });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.on('error', () => {});
+    });
+    expect(wsStatus).toBe(404);
+    const wsOwn = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${t.app.gatewayPort}/api/v1/stream/ws?workflow_id=${task_id}`, { headers: ha });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.on('error', () => {});
+    });
+    expect(wsOwn).toBe(101);
   });
 
   it('answers 403 for another user of the same tenant', async () => {
