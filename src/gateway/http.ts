@@ -17,6 +17,16 @@ export const STATUS_TEXT: Record<number, string> = {
 
 export const MAX_JSON_BODY = 1024 * 1024;
 
+/** An integer query parameter in [min, max] (400 naming it otherwise), `def` when absent. */
+export function intParam(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
+  const v = q.get(name);
+  if (v === null || v === '') return def;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`${name} must be an integer`);
+  const n = Number(v);
+  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
+  return n;
+}
+
 /** What a handler sees of a request: copied out of uWS's stack-allocated HttpRequest. */
 export interface Req {
   method: string;

@@ -24,7 +24,7 @@ import { registerScheduleRoutes } from './schedule-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
 import { RateLimitedError, RateLimiter, rateHeaders, type Limit } from './rate-limit.js';
-import { copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
+import { intParam, copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
 import { buildOpenApi } from './openapi.js';
 import { TaskSubmitRequest, validator } from './schemas.js';
 import { StreamHub, gapFrame, type Encoded, type Feed, type Subscriber } from './streams.js';
@@ -124,15 +124,6 @@ function updateJson(u: TaskUpdate) {
     timestamp: iso(u.timestamp),
     ...(u.payload ? { payload: u.payload } : {}),
   };
-}
-
-function intParam(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
-  const v = q.get(name);
-  if (v === null || v === '') return def;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name} must be an integer`);
-  const n = Number(v);
-  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
-  return n;
 }
 
 export class Gateway {

@@ -18,7 +18,7 @@ import {
   type ScheduleStatus,
 } from '../scheduler/store.js';
 import type { Principal } from './auth.js';
-import { parseJsonBody, route, type Req } from './http.js';
+import { intParam, parseJsonBody, route, type Req } from './http.js';
 import type { RouteDeps } from './route-deps.js';
 
 const NAME_MAX = 255;
@@ -26,15 +26,6 @@ const DEFAULT_BUDGET_USD = 10.0;
 const DEFAULT_TIMEOUT_SECONDS = 600;
 const MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
 const NOT_FOUND = 'Schedule not found';
-
-function intParam(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
-  const v = q.get(name);
-  if (v === null || v === '') return def;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name} must be an integer`);
-  const n = Number(v);
-  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
-  return n;
-}
 
 const ownerOf = (p: Principal): Owner => ({ userId: p.userId ?? null, tenantId: p.tenantId ?? null });
 

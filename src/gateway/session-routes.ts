@@ -3,19 +3,9 @@
  * title, soft DELETE (204, idempotent). {sessionId} is the UUID or the external id.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
-import { badRequest } from '../errors/index.js';
 import { Sessions } from '../sessions/index.js';
-import { parseJsonBody, route, type Req } from './http.js';
+import { intParam, parseJsonBody, route, type Req } from './http.js';
 import type { RouteDeps } from './route-deps.js';
-
-function intParam(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
-  const v = q.get(name);
-  if (v === null || v === '') return def;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`${name} must be an integer`);
-  const n = Number(v);
-  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
-  return n;
-}
 
 export function registerSessionRoutes(app: TemplatedApp, d: RouteDeps): void {
   const sessions = new Sessions(d.store.sql);
