@@ -13,7 +13,8 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { CONSUMERS, STREAMS, subjects, type Bus } from '../bus/index.js';
+import { randomUUID } from 'node:crypto';
+import { CONSUMERS, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
 import { readControl, type ControlState } from './control.js';
 import { AppError, toAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
@@ -34,6 +35,11 @@ class TimeoutReached extends Error {
 
 class CancelRequested extends Error {
   override name = 'CancelRequested';
+}
+
+/** Another worker took over this workflow (our lease expired while we were stalled). */
+class LeaseLost extends Error {
+  override name = 'LeaseLost';
 }
 
 /**
@@ -102,9 +108,20 @@ class Controller {
 }
 
 const dec = new TextDecoder();
+const enc = new TextEncoder();
+
+interface Active {
+  msg: JsMsg;
+  ctx?: WorkflowContext;
+  done: Promise<void>;
+  /** Revision of this worker's lease on the workflow, while held. */
+  leaseRev?: number;
+}
 
 export class Worker {
-  private readonly active = new Map<string, { msg: JsMsg; ctx?: WorkflowContext; done: Promise<void> }>();
+  private readonly active = new Map<string, Active>();
+  /** This worker's identity in workflow leases. */
+  private readonly owner = `${process.pid}-${randomUUID()}`;
   private stopping = false;
   private messages?: Awaited<ReturnType<Awaited<ReturnType<Bus['js']['consumers']['get']>>['consume']>>;
   private heartbeat?: NodeJS.Timeout;
@@ -123,7 +140,15 @@ export class Worker {
     const consumer = await this.bus.js.consumers.get(STREAMS.tasks, CONSUMERS.workers);
     this.messages = await consumer.consume({ max_messages: Math.min(this.opts.concurrency, 256) });
     this.heartbeat = setInterval(() => {
-      for (const a of this.active.values()) a.msg.working();
+      for (const [id, a] of this.active) {
+        a.msg.working();
+        if (a.leaseRev) {
+          this.bus.kv.leases.update(kvKeys.lease(id), enc.encode(this.owner), a.leaseRev).then(
+            (rev) => (a.leaseRev = rev),
+            () => a.ctx?.abort.abort(new LeaseLost('lease lost to another worker')),
+          );
+        }
+      }
     }, Math.max(200, Math.floor(this.opts.ackWaitMs / 3)));
     this.loop = (async () => {
       for await (const m of this.messages!) {
@@ -157,7 +182,7 @@ export class Worker {
       running.msg = msg;
       return;
     }
-    const entry: { msg: JsMsg; ctx?: WorkflowContext; done: Promise<void> } = { msg, done: Promise.resolve() };
+    const entry: Active = { msg, done: Promise.resolve() };
     this.active.set(task.task_id, entry);
     entry.done = this.runActor(task, entry)
       .catch((err) => this.log.error({ err, workflow_id: task.task_id }, 'actor crashed'))
@@ -167,7 +192,47 @@ export class Worker {
       });
   }
 
-  private async runActor(task: TaskStart, entry: { msg: JsMsg; ctx?: WorkflowContext }): Promise<void> {
+  /**
+   * One live actor per workflow across all workers: a lease in the LEASES bucket, created at
+   * activation and renewed with every in-progress ack; it expires one ack wait after its
+   * worker stops renewing it. Returns the lease revision, or undefined while another worker
+   * holds it.
+   */
+  private async acquireLease(workflowId: string): Promise<number | undefined> {
+    const kv = this.bus.kv.leases;
+    try {
+      return await kv.create(kvKeys.lease(workflowId), enc.encode(this.owner));
+    } catch {
+      const e = await kv.get(kvKeys.lease(workflowId)).catch(() => null);
+      if (e && e.operation === 'PUT' && dec.decode(e.value) === this.owner) return e.revision;
+      return undefined;
+    }
+  }
+
+  private releaseLease(workflowId: string, entry: Active): void {
+    if (!entry.leaseRev) return;
+    entry.leaseRev = undefined;
+    void this.bus.kv.leases.delete(kvKeys.lease(workflowId)).catch(() => {});
+  }
+
+  private async runActor(task: TaskStart, entry: Active): Promise<void> {
+    const lease = await this.acquireLease(task.task_id);
+    if (lease === undefined) {
+      // A live actor elsewhere runs this workflow (a duplicate or early redelivery): retry
+      // later; by then it has finished (the journal makes this a no-op) or its lease expired.
+      this.log.info({ workflow_id: task.task_id }, 'workflow is leased by another worker; redelivering later');
+      entry.msg.nak(Math.max(250, Math.floor(this.opts.ackWaitMs / 2)));
+      return;
+    }
+    entry.leaseRev = lease;
+    try {
+      await this.runLeased(task, entry);
+    } finally {
+      this.releaseLease(task.task_id, entry);
+    }
+  }
+
+  private async runLeased(task: TaskStart, entry: Active): Promise<void> {
     const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
     const ctx = new WorkflowContext(task.task_id, { publisher: this.bus.events, jsm: this.bus.jsm, journal: this.bus.kv.journal, log });
     entry.ctx = ctx;
@@ -198,9 +263,16 @@ export class Worker {
       await this.finish(ctx, task, outcome);
       entry.msg.ack();
     } catch (err) {
+      if (ctx.signal.reason instanceof LeaseLost) {
+        // Someone else runs the workflow now; neither ack nor nak (their delivery is live).
+        entry.leaseRev = undefined;
+        log.warn('workflow lease lost; stopping this actor');
+        return;
+      }
       if (err instanceof HandBack || (ctx.signal.aborted && ctx.signal.reason instanceof HandBack)) {
         await ctx.flush().catch(() => {});
         log.info('workflow handed back');
+        this.releaseLease(task.task_id, entry);
         entry.msg.nak();
         return;
       }

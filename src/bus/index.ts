@@ -42,7 +42,7 @@ export interface Bus {
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
-  kv: { journal: KV; idempotency: KV; control: KV; ratelimit: KV };
+  kv: { journal: KV; idempotency: KV; control: KV; ratelimit: KV; leases: KV };
   /** Pipelined publisher for hot-path JetStream publishes (events). */
   events: PipelinedPublisher;
   close(): Promise<void>;
@@ -60,19 +60,22 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
   const js = jetstream(nc);
   await ensureStreams(jsm, opts);
   const kvm = new Kvm(js);
-  const [journal, idempotency, control, ratelimit] = await Promise.all([
+  const [journal, idempotency, control, ratelimit, leases] = await Promise.all([
     kvm.create(BUCKETS.journal, { history: 1, replicas: opts.replicas, ttl: 7 * 24 * 3600 * 1000 }),
     kvm.create(BUCKETS.idempotency, { history: 1, replicas: opts.replicas, ttl: opts.idempotencyTtlSeconds * 1000 }),
     kvm.create(BUCKETS.control, { history: 1, replicas: opts.replicas, ttl: 7 * 24 * 3600 * 1000 }),
     // Windows are at most an hour; counters expire on their own.
     kvm.create(BUCKETS.ratelimit, { history: 1, replicas: opts.replicas, ttl: 2 * 3600 * 1000 }),
+    // A lease not renewed within one ack wait expires: its worker is gone.
+    // (created with the first process's ack wait; a later, different setting keeps the existing bucket)
+    kvm.create(BUCKETS.leases, { history: 1, replicas: opts.replicas, ttl: opts.ackWaitMs }).catch(() => kvm.open(BUCKETS.leases)),
   ]);
   const events = new PipelinedPublisher(nc);
   return {
     nc,
     js,
     jsm,
-    kv: { journal, idempotency, control, ratelimit },
+    kv: { journal, idempotency, control, ratelimit, leases },
     events,
     async close() {
       events.close();

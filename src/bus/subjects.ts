@@ -36,6 +36,8 @@ export const BUCKETS = {
   ratelimit: 'RATELIMIT',
   /** Scheduler leader lease: key `leader`. */
   scheduler: 'SCHEDULER',
+  /** Workflow actor leases: key <workflow_id> -> the worker running it; expire after the ack wait. */
+  leases: 'LEASES',
 } as const;
 
 export const subjects = {
@@ -53,6 +55,7 @@ export const kvKeys = {
   journal: (workflowId: string, step: string) => `${token(workflowId, 'workflow id')}.${token(step, 'step')}`,
   journalPrefix: (workflowId: string) => `${token(workflowId, 'workflow id')}.>`,
   control: (workflowId: string) => token(workflowId, 'workflow id'),
+  lease: (workflowId: string) => token(workflowId, 'workflow id'),
 } as const;
 
 /** Extracts the workflow id from an events subject. */
