@@ -38,6 +38,8 @@ export interface TaskStart {
   max_concurrent_agents?: number;
   trace_id?: string;
   submitted_at: string;
+  /** The session was generated for this task (the client named none). */
+  new_session?: boolean;
 }
 
 export interface WorkflowDeps {
@@ -118,7 +120,8 @@ function sumUsage(outs: AgentOutput[]) {
 async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart) {
   return ctx.step('history', async () => {
     const w = windowSettings(t.context, deps.history);
-    const turns = await loadTurns(deps.store.sql, t, w.window);
+    // A session the service generated for this task has no earlier turns: no query.
+    const turns = t.new_session ? [] : await loadTurns(deps.store.sql, t, w.window);
     const win = applyWindow(turnsToMessages(turns), w);
     const info = { total: win.total, kept: win.messages.length, dropped: win.dropped, window: w.window, preset: w.preset };
     if (!win.toCompress) return { messages: win.messages, info, summaryUsage: undefined as AgentOutput | undefined };

@@ -181,6 +181,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
         max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
         trace_id: traceId,
         submitted_at: createdAt.toISOString(),
+        ...(md?.sessionId ? {} : { new_session: true }),
       };
       await d.bus.events.publish(subjects.taskStart(taskId), enc.encode(JSON.stringify(start)), taskId);
       d.log.debug({ workflow_id: taskId, trace_id: traceId, mode }, 'task submitted');
