@@ -43,6 +43,11 @@ describe('session endpoints', () => {
     expect(byExt.total_tokens).toBeGreaterThan(0);
     const byId = await json(await get(`/api/v1/sessions/${byExt.session_id}`, h));
     expect(byId.session_id).toBe(byExt.session_id);
+    // The task list filters by either name of the session.
+    for (const name of [ext, byExt.session_id]) {
+      const tl = await json(await get(`/api/v1/tasks?session_id=${name}`, h));
+      expect(tl.total_count, name).toBe(2);
+    }
     const list = await json(await get('/api/v1/sessions?limit=10', h));
     expect(list.total_count).toBe(1);
     expect(list.sessions[0]).toMatchObject({ session_id: byExt.session_id, external_id: ext, task_count: 2 });

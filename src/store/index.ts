@@ -266,7 +266,14 @@ export class Store {
   async listTasks(q: ListTasksQuery): Promise<{ rows: TaskRow[]; total: number }> {
     const sql = this.sql;
     const conds = [sql`TRUE`];
-    if (q.sessionId) conds.push(sql`session_id = ${q.sessionId}`);
+    if (q.sessionId) {
+      // A session is named by its UUID or its external id; tasks may have used either.
+      const owner = q.userId ?? null;
+      const alias = UUID_RE.test(q.sessionId)
+        ? sql`SELECT s.external_id FROM sessions s WHERE s.id = ${q.sessionId}::uuid AND s.external_id IS NOT NULL AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`
+        : sql`SELECT s.id::text FROM sessions s WHERE s.external_id = ${q.sessionId} AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`;
+      conds.push(sql`session_id IN (SELECT ${q.sessionId}::text UNION ALL ${alias})`);
+    }
     if (q.status) conds.push(sql`status = ${q.status}`);
     if (q.userId) conds.push(sql`user_id = ${q.userId}::uuid`);
     if (q.tenantId) conds.push(sql`tenant_id = ${q.tenantId}::uuid`);
