@@ -214,17 +214,22 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       cleanups.push(() => worker.stop());
     }
 
-    if (cfg.roles.has('scheduler')) {
-      const transport = cfg.gateway.orchestratorUrl
+    // How this process reaches the orchestrator: ORCHESTRATOR_URL over gRPC; in the same
+    // process, Connect's in-memory transport (full serialisation, no sockets); else localhost.
+    let transport: Transport | undefined;
+    const orchestratorTransport = (): Transport =>
+      (transport ??= cfg.gateway.orchestratorUrl
         ? createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl })
         : routes
           ? createRouterTransport(routes)
-          : createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}` });
+          : createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}` }));
+
+    if (cfg.roles.has('scheduler')) {
       const scheduler = await startScheduler({
         bus,
         store,
         log,
-        orchestrator: createClient(OrchestratorService, transport),
+        orchestrator: createClient(OrchestratorService, orchestratorTransport()),
         instanceId: cfg.instanceId,
         maxBudgetUsd: cfg.schedules.maxBudgetUsd,
       });
@@ -232,15 +237,6 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     }
 
     if (cfg.roles.has('gateway')) {
-      let transport: Transport;
-      if (cfg.gateway.orchestratorUrl) {
-        transport = createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl });
-      } else if (routes) {
-        // Same process: Connect's in-memory transport (full serialisation, no sockets).
-        transport = createRouterTransport(routes);
-      } else {
-        transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}` });
-      }
       const gateway = new Gateway(
         {
           host: cfg.gateway.host,
@@ -260,7 +256,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           workspaceRoot: resolve(cfg.workspace.root),
           schedules: cfg.schedules,
         },
-        { bus, transport, store, log, authService: createAuthService(cfg, dataDir, store, log) },
+        { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log) },
       );
       app.gatewayPort = await gateway.listen();
       app.gateway = gateway;

@@ -18,7 +18,7 @@ import { AppError, Code, badRequest, conflict, notFound } from '../errors/index.
 import type { AuthInput, Authenticator, Principal } from '../gateway/auth.js';
 import { credentialOf, unauthenticated } from '../gateway/auth.js';
 import type { Logger } from '../log/index.js';
-import type { Sql } from '../store/index.js';
+import { UUID_RE, type Sql } from '../store/index.js';
 import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
 
 export interface AuthOptions {
@@ -191,7 +191,7 @@ export class AuthService implements Authenticator {
   }
 
   async revokeApiKey(p: Principal, id: string) {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw notFound('API key not found');
+    if (!UUID_RE.test(id)) throw notFound('API key not found');
     const rows = await this.sql<{ key_hash: string }[]>`UPDATE api_keys SET revoked_at = now()
       WHERE id = ${id}::uuid AND user_id = ${p.userId!}::uuid AND revoked_at IS NULL RETURNING key_hash`;
     if (!rows.length) throw notFound('API key not found');

@@ -57,8 +57,3 @@ export const kvKeys = {
   control: (workflowId: string) => token(workflowId, 'workflow id'),
   lease: (workflowId: string) => token(workflowId, 'workflow id'),
 } as const;
-
-/** Extracts the workflow id from an events subject. */
-export function workflowIdOfEventSubject(subject: string): string {
-  return subject.slice('svc.events.'.length);
-}

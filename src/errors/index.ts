@@ -28,14 +28,6 @@ export const conflict = (msg: string) => new AppError(Code.AlreadyExists, msg);
 export const forbidden = (msg: string) => new AppError(Code.PermissionDenied, msg);
 export const unavailable = (msg: string, cause?: unknown) => new AppError(Code.Unavailable, msg, { retryable: true, cause });
 
-/** A workflow step failure that must not be retried (bad input, policy). */
-export class TerminalError extends AppError {
-  override name = 'TerminalError';
-  constructor(message: string, cause?: unknown) {
-    super(Code.FailedPrecondition, message, { retryable: false, cause });
-  }
-}
-
 const HTTP_STATUS: Record<Code, number> = {
   [Code.Canceled]: 499,
   [Code.Unknown]: 500,

@@ -8,6 +8,7 @@ import { badRequest } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { unauthenticated, type Principal } from './auth.js';
 import { parseJsonBody, route, type CorsPolicy, type Req } from './http.js';
+import { admitted, type Admit } from './route-deps.js';
 
 /** The principal must be a real user (not the anonymous development principal). */
 function user(p: Principal): Principal {
@@ -15,13 +16,8 @@ function user(p: Principal): Principal {
   return p;
 }
 
-type Admit = (req: Req) => Promise<{ p: Principal; headers: Record<string, string> }>;
-
 export function registerAuthRoutes(app: TemplatedApp, ctx: { cors: CorsPolicy; log: Logger }, auth: AuthService, admit: Admit): void {
-  const authed = (h: (req: Req, p: Principal) => Promise<unknown>, status = 200) => async (req: Req) => {
-    const { p, headers } = await admit(req);
-    return { status, headers, body: await h(req, user(p)) };
-  };
+  const authed = (h: (req: Req, p: Principal) => Promise<unknown>, status = 200) => admitted(admit, (req, p) => h(req, user(p)), status);
   const open = (h: (req: Req) => Promise<unknown>, status = 200) => async (req: Req) => ({ status, body: await h(req) });
   const withBody = { body: true } as const;
 

@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import { createClient, type Client, type Transport } from '@connectrpc/connect';
+import { ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import uWS, { type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from 'uWebSockets.js';
 import { parseResumePoint, type Bus } from '../bus/index.js';
-import { AppError, Code, badRequest, forbidden, notFound, toAppError } from '../errors/index.js';
+import { AppError, Code, badRequest, forbidden, notFound } from '../errors/index.js';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema, type GetTaskStatusResponse, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
@@ -244,7 +244,15 @@ export class Gateway {
       }
     };
     const [orchestrator, nats, database] = await Promise.all([
-      timed(() => this.client.listTemplates({})),
+      // A real round trip through the orchestrator and its database: NotFound is the answer.
+      timed(() =>
+        this.client.getTaskStatus({ taskId: '00000000-0000-0000-0000-000000000000' }).then(
+          () => undefined,
+          (err) => {
+            if (ConnectError.from(err).code !== Code.NotFound) throw err;
+          },
+        ),
+      ),
       timed(() => this.deps.bus.nc.rtt()),
       this.deps.store ? timed(() => this.deps.store!.ping()) : Promise.resolve({ ok: true, latency_ms: 0, error: 'not checked: no database connection in this process' }),
     ]);
@@ -731,4 +739,3 @@ class WsSub implements Subscriber {
   }
 }
 
-export { toAppError };

@@ -5,9 +5,21 @@ import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Principal } from './auth.js';
-import type { CorsPolicy, Req } from './http.js';
+import type { CorsPolicy, Reply, Req } from './http.js';
 
 export type Admit = (req: Req, o?: { burst?: boolean }) => Promise<{ p: Principal; headers: Record<string, string> }>;
+
+/**
+ * A JSON handler behind admission (authentication + rate limit): `fn` returns the body; the
+ * reply carries the X-RateLimit-* headers. Status 204 sends no body.
+ */
+export function admitted(admit: Admit, fn: (req: Req, p: Principal) => Promise<unknown>, status = 200): (req: Req) => Promise<Reply> {
+  return async (req) => {
+    const { p, headers } = await admit(req);
+    const body = await fn(req, p);
+    return status === 204 ? { status, headers } : { status, headers, body };
+  };
+}
 
 export interface RouteDeps {
   ctx: { cors: CorsPolicy; log: Logger };

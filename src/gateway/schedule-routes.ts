@@ -19,7 +19,7 @@ import {
 } from '../scheduler/store.js';
 import type { Principal } from './auth.js';
 import { intParam, parseJsonBody, route, type Req } from './http.js';
-import type { RouteDeps } from './route-deps.js';
+import { admitted, type RouteDeps } from './route-deps.js';
 
 const NAME_MAX = 255;
 const DEFAULT_BUDGET_USD = 10.0;
@@ -84,12 +84,7 @@ function reasonOf(body: Record<string, unknown>): string {
 export function registerScheduleRoutes(app: TemplatedApp, d: RouteDeps): void {
   const store = new ScheduleStore(d.store.sql);
   const limits = d.schedules;
-  const h =
-    (fn: (req: Req, o: Owner) => Promise<unknown>) =>
-    async (req: Req) => {
-      const { p, headers } = await d.admit(req);
-      return { status: 200, headers, body: await fn(req, ownerOf(p)) };
-    };
+  const h = (fn: (req: Req, o: Owner) => Promise<unknown>) => admitted(d.admit, (req, p) => fn(req, ownerOf(p)));
   /** Cron + timezone validated together, interval checked; returns the normalised values. */
   const cronRules = (cron: unknown, tz: unknown) => {
     const expr = validateCron(cron);

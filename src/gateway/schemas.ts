@@ -94,13 +94,6 @@ export const TaskSummary = Type.Object({
 
 export const TaskList = Type.Object({ tasks: Type.Array(TaskSummary), total_count: Type.Integer() });
 
-export const ListTasksQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-  session_id: Type.Optional(Type.String({ description: 'UUID or external id' })),
-  status: Type.Optional(StringEnum(LIST_STATUS_FILTERS)),
-});
-
 export const Event = Type.Object({
   workflow_id: Type.String(),
   seq: Type.Integer({ description: 'Per-workflow sequence: 1, 2, 3, ...' }),

@@ -5,17 +5,12 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { Sessions } from '../sessions/index.js';
 import { intParam, parseJsonBody, route, type Req } from './http.js';
-import type { RouteDeps } from './route-deps.js';
+import type { Principal } from './auth.js';
+import { admitted, type RouteDeps } from './route-deps.js';
 
 export function registerSessionRoutes(app: TemplatedApp, d: RouteDeps): void {
   const sessions = new Sessions(d.store.sql);
-  const h =
-    (fn: (req: Req, p: Awaited<ReturnType<RouteDeps['admit']>>['p']) => Promise<unknown>, status = 200) =>
-    async (req: Req) => {
-      const { p, headers } = await d.admit(req);
-      const body = await fn(req, p);
-      return status === 204 ? { status, headers } : { status, headers, body };
-    };
+  const h = (fn: (req: Req, p: Principal) => Promise<unknown>, status = 200) => admitted(d.admit, fn, status);
   route(app, 'get', '/api/v1/sessions', h((req, p) => sessions.list(p, intParam(req.query, 'limit', 20, 1, 100), intParam(req.query, 'offset', 0, 0, 1_000_000_000))), d.ctx);
   route(app, 'get', '/api/v1/sessions/:id', h((req, p) => sessions.get(p, req.params[0])), d.ctx);
   route(app, 'get', '/api/v1/sessions/:id/history', h((req, p) => sessions.history(p, req.params[0], intParam(req.query, 'limit', 100, 1, 1000))), d.ctx);

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { create, type JsonObject } from '@bufbuild/protobuf';
-import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { STREAMS, decodeEvent, parseResumePoint, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
@@ -23,11 +23,10 @@ import type { Logger } from '../log/index.js';
 import type { Store, TaskRow } from '../store/index.js';
 import { EXECUTION_MODE, MODES, type Mode, type TaskStart } from '../actors/workflows.js';
 import { readControl, updateControl } from '../actors/control.js';
-import { TERMINAL_STATUSES } from '../store/index.js';
+import { TERMINAL_STATUSES, UUID_RE } from '../store/index.js';
 
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (s: string) => UUID_RE.test(s);
 
 export const TASK_STATUS_NAME: Record<TaskStatus, string> = {
@@ -195,12 +194,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       };
     }),
 
-    getTaskStatus: wrap(async (req) => {
-      if (!isUuid(req.taskId)) throw notFound('Task not found');
-      const row = await d.store.getTask(req.taskId);
-      if (!row) throw notFound('Task not found');
-      return rowToStatus(row);
-    }),
+    getTaskStatus: wrap(async (req) => rowToStatus(await existing(req.taskId))),
 
     listTasks: wrap(async (req) => {
       const limit = req.limit || 20;
@@ -218,24 +212,9 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
     }),
 
     getTaskEvents: wrap(async (req) => {
-      if (!isUuid(req.taskId)) throw notFound('Task not found');
-      const row = await d.store.getTask(req.taskId);
-      if (!row) throw notFound('Task not found');
+      await existing(req.taskId);
       const events = await d.store.listEvents(req.taskId, Number(req.afterSeq), req.limit || 1000);
-      return {
-        events: events.map((e) =>
-          create(TaskUpdateSchema, {
-            workflowId: e.workflow_id,
-            type: e.type,
-            agentId: e.agent_id,
-            message: e.message,
-            timestamp: timestampFromDate(e.ts),
-            seq: BigInt(e.seq),
-            streamId: e.stream_id,
-            payload: (e.payload ?? undefined) as JsonObject | undefined,
-          }),
-        ),
-      };
+      return { events: events.map((e) => eventToUpdate(e, e.ts)) };
     }),
 
     cancelTask: wrap(async (req) => {
@@ -280,19 +259,20 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       };
     }),
     getSessionContext: unimplemented('GetSessionContext'),
-    listTemplates: wrap(async () => ({ templates: [] })),
+    listTemplates: unimplemented('ListTemplates'),
     approveTask: unimplemented('ApproveTask'),
-    getPendingApprovals: wrap(async () => ({ approvals: [] })),
+    getPendingApprovals: unimplemented('GetPendingApprovals'),
   };
 }
 
-export function eventToUpdate(e: WorkflowEvent): TaskUpdate {
+/** A live or archived event as the TaskUpdate message (`at`: the event's time). */
+export function eventToUpdate(e: Pick<WorkflowEvent, 'workflow_id' | 'seq' | 'stream_id' | 'agent_id' | 'message'> & { type: string; payload?: unknown }, at: Date): TaskUpdate {
   return create(TaskUpdateSchema, {
     workflowId: e.workflow_id,
     type: e.type,
     agentId: e.agent_id,
     message: e.message,
-    timestamp: timestampFromDate(new Date(e.timestamp)),
+    timestamp: timestampFromDate(at),
     seq: BigInt(e.seq),
     streamId: e.stream_id,
     payload: (e.payload ?? undefined) as JsonObject | undefined,
@@ -318,7 +298,7 @@ export function createStreamingService(d: { bus: Bus; log: Logger }): ServiceImp
       try {
         for await (const m of msgs) {
           const e = decodeEvent(m.data);
-          if (e.seq > after && (!types.size || types.has(e.type))) yield eventToUpdate(e);
+          if (e.seq > after && (!types.size || types.has(e.type))) yield eventToUpdate(e, new Date(e.timestamp));
           // Also when the resume point is at or past STREAM_END: the stream is over either way.
           if (e.type === 'STREAM_END') break;
         }
@@ -330,4 +310,3 @@ export function createStreamingService(d: { bus: Bus; log: Logger }): ServiceImp
   };
 }
 
-export { timestampDate };

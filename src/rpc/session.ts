@@ -6,7 +6,7 @@ import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { SessionSchema, SessionService, type Caller } from '../gen/svc/v1/session_pb.js';
-import { TaskUpdateSchema } from '../gen/svc/v1/streaming_pb.js';
+import { eventToUpdate } from './orchestrator.js';
 import { AppError, toConnectError } from '../errors/index.js';
 import type { Principal } from '../gateway/auth.js';
 import type { Logger } from '../log/index.js';
@@ -74,7 +74,7 @@ export function createSessionService(d: { sql: Sql; log: Logger }): ServiceImpl<
           status: t.status,
           timestamp: ts(t.timestamp),
           events: (t.events as { workflow_id: string; seq: number; stream_id: string; type: string; agent_id: string; message: string; timestamp: string; payload?: JsonObject }[]).map((ev) =>
-            create(TaskUpdateSchema, { workflowId: ev.workflow_id, seq: BigInt(ev.seq), streamId: ev.stream_id, type: ev.type, agentId: ev.agent_id, message: ev.message, timestamp: ts(ev.timestamp), payload: ev.payload }),
+            eventToUpdate(ev, new Date(ev.timestamp)),
           ),
         })),
       };

@@ -17,7 +17,7 @@
  *   long_context: W 200, P 10, R 60
  */
 import type { ChatMessage } from '../llm/index.js';
-import { UUID_RE, type Sql } from '../store/index.js';
+import { sessionNames, type Sql } from '../store/index.js';
 
 export interface WindowSettings {
   window: number;
@@ -60,15 +60,10 @@ export interface Turn {
 /** Earlier turns of the task's session (same owner), oldest first. */
 export async function loadTurns(sql: Sql, t: { task_id: string; session_id: string; user_id?: string }, limit: number): Promise<Turn[]> {
   const owner = t.user_id ?? null;
-  // The session's other name (its external id when the task used the UUID, or the reverse),
-  // looked up through an index either way.
-  const alias = UUID_RE.test(t.session_id)
-    ? sql`SELECT s.external_id AS name FROM sessions s WHERE s.id = ${t.session_id}::uuid AND s.external_id IS NOT NULL AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`
-    : sql`SELECT s.id::text AS name FROM sessions s WHERE s.external_id = ${t.session_id} AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`;
   const rows = await sql<(Turn & { created_at: Date })[]>`
     SELECT * FROM (
       SELECT t.id AS task_id, t.query, t.result, t.created_at FROM tasks t
-      WHERE t.session_id IN (SELECT ${t.session_id}::text UNION ALL ${alias})
+      WHERE t.session_id IN (${sessionNames(sql, t.session_id, owner)})
         AND t.user_id IS NOT DISTINCT FROM ${owner}::uuid
         AND t.id <> ${t.task_id}::uuid
         AND t.created_at <= (SELECT created_at FROM tasks WHERE id = ${t.task_id}::uuid)

@@ -23,6 +23,18 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 export const TERMINAL_STATUSES = ['TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED', 'TASK_STATUS_CANCELLED', 'TASK_STATUS_TIMEOUT'] as const;
 
+/**
+ * A subquery of the names a session is known by: the given one and its other name (the
+ * external id when given the UUID, or the reverse), for `tasks.session_id IN (...)`. Tasks
+ * keep whichever name the client used. Both lookups go through an index.
+ */
+export function sessionNames(sql: Sql, sessionId: string, owner: string | null) {
+  const alias = UUID_RE.test(sessionId)
+    ? sql`SELECT s.external_id FROM sessions s WHERE s.id = ${sessionId}::uuid AND s.external_id IS NOT NULL AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`
+    : sql`SELECT s.id::text FROM sessions s WHERE s.external_id = ${sessionId} AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`;
+  return sql`SELECT ${sessionId}::text UNION ALL ${alias}`;
+}
+
 export interface NewTask {
   id: string;
   sessionId: string;
@@ -266,14 +278,7 @@ export class Store {
   async listTasks(q: ListTasksQuery): Promise<{ rows: TaskRow[]; total: number }> {
     const sql = this.sql;
     const conds = [sql`TRUE`];
-    if (q.sessionId) {
-      // A session is named by its UUID or its external id; tasks may have used either.
-      const owner = q.userId ?? null;
-      const alias = UUID_RE.test(q.sessionId)
-        ? sql`SELECT s.external_id FROM sessions s WHERE s.id = ${q.sessionId}::uuid AND s.external_id IS NOT NULL AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`
-        : sql`SELECT s.id::text FROM sessions s WHERE s.external_id = ${q.sessionId} AND s.user_id IS NOT DISTINCT FROM ${owner}::uuid`;
-      conds.push(sql`session_id IN (SELECT ${q.sessionId}::text UNION ALL ${alias})`);
-    }
+    if (q.sessionId) conds.push(sql`session_id IN (${sessionNames(sql, q.sessionId, q.userId ?? null)})`);
     if (q.status) conds.push(sql`status = ${q.status}`);
     if (q.userId) conds.push(sql`user_id = ${q.userId}::uuid`);
     if (q.tenantId) conds.push(sql`tenant_id = ${q.tenantId}::uuid`);
