@@ -7,10 +7,10 @@
  * orchestrator, archiver, bus, database and embedded servers.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import { join, resolve } from 'node:path';
-import { createClient, createRouterTransport, type ConnectRouter, type Transport } from '@connectrpc/connect';
+import { createClient, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
 import { Archiver } from './actors/archiver.js';
 import { AuthService } from './auth/index.js';
@@ -26,6 +26,7 @@ import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from './gen/svc/v1/streaming_pb.js';
 import { SessionService } from './gen/svc/v1/session_pb.js';
 import { createSessionService } from './rpc/session.js';
+import { SYSTEM_CALLER, clientAuthInterceptor, serverAuthInterceptor, transportAs } from './rpc/auth.js';
 import { OfflineProvider, OpenAiProvider, type LlmProvider } from './llm/index.js';
 import { loadCatalogue, pricesOf } from './llm/catalogue.js';
 import type { Logger } from './log/index.js';
@@ -79,6 +80,35 @@ function jwtSecretOf(cfg: Config, dataDir: string, log: Logger): string {
   writeFileSync(file, secret, { mode: 0o600 });
   if (cfg.environment === 'prod') log.warn('JWT_SECRET is not set: generated one in DATA_DIR; set JWT_SECRET to share it between gateways');
   return secret;
+}
+
+/**
+ * INTERNAL_RPC_TOKEN, else one generated once in DATA_DIR/internal-rpc-token (mode 0600), so
+ * every process sharing that DATA_DIR agrees on it. Written to a private temporary file and
+ * hard-linked into place: processes starting together never read a half-written token, and
+ * the first link wins.
+ */
+export function internalRpcTokenOf(cfg: Config, dataDir: string, log: Logger): string {
+  if (cfg.rpc.token) return cfg.rpc.token;
+  const file = join(dataDir, 'internal-rpc-token');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+    writeFileSync(tmp, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+    try {
+      linkSync(tmp, file);
+      if (cfg.gateway.orchestratorUrl || !['127.0.0.1', '::1', 'localhost'].includes(cfg.rpc.host)) {
+        log.warn('INTERNAL_RPC_TOKEN is not set: generated one in DATA_DIR; give every process on another machine the same INTERNAL_RPC_TOKEN');
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      unlinkSync(tmp);
+    }
+  }
+  const token = readFileSync(file, 'utf8').trim();
+  if (token.length < 32) throw new Error(`${file} holds no usable internal RPC token: delete it, or set INTERNAL_RPC_TOKEN`);
+  return token;
 }
 
 function createAuthService(cfg: Config, dataDir: string, store: Store, log: Logger): AuthService {
@@ -149,17 +179,23 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     const app: App = { bus, store, natsUrl, databaseUrl: dbUrl, stop: stopAll };
     const llm = overrides.llm ?? createLlm(cfg);
 
+    // Internal RPC authentication (src/rpc/auth.ts): the same server interceptors on the
+    // HTTP/2 port and on the in-memory transport; every client presents the token.
+    let rpcToken: string | undefined;
+    const internalRpcToken = () => (rpcToken ??= internalRpcTokenOf(cfg, dataDir, log));
     let routes: ((r: ConnectRouter) => void) | undefined;
+    let rpcInterceptors: Interceptor[] = [];
     if (cfg.roles.has('orchestrator')) {
+      rpcInterceptors = [serverAuthInterceptor(internalRpcToken())];
       const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier });
-      const streaming = createStreamingService({ bus, log });
+      const streaming = createStreamingService({ bus, store, log });
       const sessionsRpc = createSessionService({ sql: store.sql, log });
       routes = (r) => {
         r.service(OrchestratorService, orch);
         r.service(StreamingService, streaming);
         r.service(SessionService, sessionsRpc);
       };
-      const server = http2.createServer(connectNodeAdapter({ routes }));
+      const server = http2.createServer(connectNodeAdapter({ routes, interceptors: rpcInterceptors }));
       // Open client sessions would keep close() waiting forever: end them on shutdown.
       const sessions = new Set<http2.Http2Session>();
       server.on('session', (s) => {
@@ -180,7 +216,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
             setTimeout(() => sessions.forEach((s) => s.destroy()), 2000).unref();
           }),
       );
-      log.info({ port: app.grpcPort }, 'orchestrator (Connect, gRPC, gRPC-Web) listening');
+      log.info({ host: cfg.rpc.host, port: app.grpcPort }, 'orchestrator (Connect, gRPC, gRPC-Web) listening');
       const reconciler = new Reconciler(bus, store, log);
       reconciler.start();
       app.reconciler = reconciler;
@@ -217,19 +253,22 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     // How this process reaches the orchestrator: ORCHESTRATOR_URL over gRPC; in the same
     // process, Connect's in-memory transport (full serialisation, no sockets); else localhost.
     let transport: Transport | undefined;
-    const orchestratorTransport = (): Transport =>
-      (transport ??= cfg.gateway.orchestratorUrl
-        ? createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl })
+    const orchestratorTransport = (): Transport => {
+      const interceptors = [clientAuthInterceptor(internalRpcToken())];
+      return (transport ??= cfg.gateway.orchestratorUrl
+        ? createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl, interceptors })
         : routes
-          ? createRouterTransport(routes)
-          : createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}` }));
+          ? createRouterTransport(routes, { router: { interceptors: rpcInterceptors }, transport: { interceptors } })
+          : createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}`, interceptors }));
+    };
 
     if (cfg.roles.has('scheduler')) {
       const scheduler = await startScheduler({
         bus,
         store,
         log,
-        orchestrator: createClient(OrchestratorService, orchestratorTransport()),
+        // The scheduler submits and cancels schedule runs for their owners: a system caller.
+        orchestrator: createClient(OrchestratorService, transportAs(orchestratorTransport(), SYSTEM_CALLER)),
         instanceId: cfg.instanceId,
         maxBudgetUsd: cfg.schedules.maxBudgetUsd,
       });

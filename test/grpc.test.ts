@@ -1,17 +1,18 @@
 /**
  * The internal Connect services over the real HTTP/2 port: gRPC protocol (createGrpcTransport)
- * for every call, and once more with the Connect protocol over HTTP/2.
+ * for every call, and once more with the Connect protocol over HTTP/2. Every call presents the
+ * internal RPC token and acts as one user (authentication itself: rpc-auth.test.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { Http2SessionManager, createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionMode, StatusCode, TaskStatus } from '../src/gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { StreamingService, type TaskUpdate } from '../src/gen/svc/v1/streaming_pb.js';
-import { startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { TEST_RPC_TOKEN, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
 /** HTTP/2 connections of the clients, closed before the app stops (its server waits for them). */
@@ -21,6 +22,15 @@ const session = (url: string) => {
   sessions.push(m);
   return m;
 };
+/** The token, and the caller on whose behalf every call here is made. */
+const user = { userId: randomUUID(), tenantId: randomUUID() };
+const asUser: Interceptor = (next) => (req) => {
+  req.header.set('authorization', `Bearer ${TEST_RPC_TOKEN}`);
+  req.header.set('x-caller-kind', 'user');
+  req.header.set('x-caller-user-id', user.userId);
+  req.header.set('x-caller-tenant-id', user.tenantId);
+  return next(req);
+};
 let grpc: Transport;
 let orch: Client<typeof OrchestratorService>;
 let streaming: Client<typeof StreamingService>;
@@ -29,7 +39,7 @@ beforeAll(async () => {
   t = await startTestApp({ PARTIAL_CHUNK_CHARS: '40' });
   expect(t.app.grpcPort).toBeGreaterThan(0);
   const baseUrl = `http://127.0.0.1:${t.app.grpcPort}`;
-  grpc = createGrpcTransport({ baseUrl, sessionManager: session(baseUrl) });
+  grpc = createGrpcTransport({ baseUrl, sessionManager: session(baseUrl), interceptors: [asUser] });
   orch = createClient(OrchestratorService, grpc);
   streaming = createClient(StreamingService, grpc);
 });
@@ -168,7 +178,7 @@ describe('StreamingService.StreamTaskExecution over gRPC', () => {
 describe('Connect protocol over HTTP/2', () => {
   it('serves the same services', async () => {
     const baseUrl = `http://127.0.0.1:${t.app.grpcPort}`;
-    const connect = createConnectTransport({ baseUrl, httpVersion: '2', sessionManager: session(baseUrl) });
+    const connect = createConnectTransport({ baseUrl, httpVersion: '2', sessionManager: session(baseUrl), interceptors: [asUser] });
     const c = createClient(OrchestratorService, connect);
     const s = createClient(StreamingService, connect);
     const r = await c.submitTask(submitReq('Over the Connect protocol', 'simple'));

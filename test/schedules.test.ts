@@ -15,7 +15,7 @@ import { connectBus } from '../src/bus/index.js';
 import type { Store } from '../src/store/index.js';
 import { LEADER_KEY, Scheduler } from '../src/scheduler/index.js';
 import { startTestNats } from './harness/nats.js';
-import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { TEST_RPC_TOKEN, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
 const env = {
   GATEWAY_SKIP_AUTH: '0',
@@ -542,7 +542,20 @@ describe('several schedulers', () => {
         ids.push({ u: owner, id: await createSchedule(owner, { cron_expression: '0 * * * *', task_query: query }), query });
       }
     }
-    const orchestrator = createClient(OrchestratorService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${a.app.grpcPort}` }));
+    // Like the real scheduler: the internal RPC token, calling as the system.
+    const orchestrator = createClient(
+      OrchestratorService,
+      createGrpcTransport({
+        baseUrl: `http://127.0.0.1:${a.app.grpcPort}`,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set('authorization', `Bearer ${TEST_RPC_TOKEN}`);
+            req.header.set('x-caller-kind', 'system');
+            return next(req);
+          },
+        ],
+      }),
+    );
     const mk = (n: number) =>
       new Scheduler({ bus: a.app.bus, store: a.app.store, log: createLogger({ level: 'silent' }), orchestrator, instanceId: `rogue-${n}`, maxBudgetUsd: 10 });
     const rogues = [mk(1), mk(2), mk(3)];

@@ -75,6 +75,13 @@ function perMinute(env: Env, name: string, def: number): number {
   return Number(m[1]);
 }
 
+/** A shared secret: long enough that guessing it over the network is hopeless. */
+function internalToken(env: Env, name: string): string | undefined {
+  const v = optStr(env, name)?.trim();
+  if (v !== undefined && v.length < 32) throw new ConfigError(name, `must be at least 32 characters (e.g. openssl rand -base64 48), got ${v.length}`);
+  return v;
+}
+
 export function loadConfig(env: Env = process.env) {
   const environment = oneOf(env, 'ENVIRONMENT', 'dev', ['dev', 'staging', 'prod'] as const);
   const rolesRaw = str(env, 'ROLES', 'all');
@@ -149,8 +156,18 @@ export function loadConfig(env: Env = process.env) {
       eventsMaxPerWorkflow: num(env, 'EVENTS_MAX_PER_WORKFLOW', 1000, { min: 16, int: true }),
     },
     rpc: {
-      host: str(env, 'GRPC_HOST', '0.0.0.0'),
+      /**
+       * Loopback by default: in one process the gateway calls the orchestrator in memory, so
+       * nothing outside needs the port. Split deployments set 0.0.0.0 (and INTERNAL_RPC_TOKEN).
+       */
+      host: str(env, 'GRPC_HOST', '127.0.0.1'),
       port: num(env, 'ORCHESTRATOR_GRPC_PORT', 50052, { min: 0, max: 65535, int: true }),
+      /**
+       * Shared secret every internal RPC caller presents (`authorization: Bearer <token>`).
+       * Unset: one generated once in DATA_DIR/internal-rpc-token, shared by the processes of
+       * one machine; processes on different machines must all be given the same value.
+       */
+      token: internalToken(env, 'INTERNAL_RPC_TOKEN'),
     },
     worker: {
       /** Task start messages processed concurrently by one worker process. */

@@ -9,13 +9,14 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import uWS, { type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from 'uWebSockets.js';
 import { parseResumePoint, type Bus } from '../bus/index.js';
-import { AppError, Code, badRequest, forbidden, notFound } from '../errors/index.js';
+import { AppError, Code, badRequest, notFound } from '../errors/index.js';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema, type GetTaskStatusResponse, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
 import { parseTraceparent, type Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import { EXECUTION_MODE_NAME, TASK_STATUS_NAME, isUuid, taskStatusFromName } from '../rpc/orchestrator.js';
+import { SYSTEM_CALLER, callAs, callerOfPrincipal } from '../rpc/auth.js';
 import type { AuthService } from '../auth/index.js';
 import { createAuthenticator, type Authenticator, type Principal } from './auth.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -246,7 +247,7 @@ export class Gateway {
     const [orchestrator, nats, database] = await Promise.all([
       // A real round trip through the orchestrator and its database: NotFound is the answer.
       timed(() =>
-        this.client.getTaskStatus({ taskId: '00000000-0000-0000-0000-000000000000' }).then(
+        this.client.getTaskStatus({ taskId: '00000000-0000-0000-0000-000000000000' }, callAs(SYSTEM_CALLER)).then(
           () => undefined,
           (err) => {
             if (ConnectError.from(err).code !== Code.NotFound) throw err;
@@ -340,6 +341,7 @@ export class Gateway {
           stream,
         },
       }),
+      callAs(callerOfPrincipal(p)),
     );
     const headers = { 'X-Workflow-ID': r.workflowId, 'X-Session-ID': r.sessionId };
     const reply: Reply = stream
@@ -387,7 +389,7 @@ export class Gateway {
     }
     const sessionId = q.get('session_id') || '';
     if (sessionId.length > 255) throw badRequest('invalid session_id');
-    const r = await this.client.listTasks({ limit, offset, sessionId, filterStatus, userId: p.userId ?? '', tenantId: p.tenantId ?? '' });
+    const r = await this.client.listTasks({ limit, offset, sessionId, filterStatus, userId: p.userId ?? '', tenantId: p.tenantId ?? '' }, callAs(callerOfPrincipal(p)));
     return { status: 200, body: { tasks: r.tasks.map(summaryJson), total_count: r.totalCount } };
   }
 
@@ -399,15 +401,12 @@ export class Gateway {
   /**
    * The task, if the principal may see it: the anonymous development principal sees all;
    * a user sees their own tasks; another tenant's task is 404 (its existence is not
-   * revealed), another user's task in the same tenant is 403.
+   * revealed), another user's task in the same tenant is 403. The orchestrator applies the
+   * rule to the caller this call names (src/rpc/auth.ts), for this and every other task RPC.
    */
   private async ownedTask(id: string, p: Principal): Promise<GetTaskStatusResponse> {
     if (!isUuid(id)) throw notFound('Task not found');
-    const s = await this.client.getTaskStatus({ taskId: id, includeDetails: true });
-    if (p.anonymous) return s;
-    if (s.tenantId !== (p.tenantId ?? '')) throw notFound('Task not found');
-    if (s.userId !== (p.userId ?? '')) throw forbidden('Forbidden: not the task owner');
-    return s;
+    return this.client.getTaskStatus({ taskId: id, includeDetails: true }, callAs(callerOfPrincipal(p)));
   }
 
   /** cancel / pause / resume: optional body {reason}; 409 when the task's state does not allow it. */
@@ -421,13 +420,14 @@ export class Gateway {
       reason = ((b.reason as string | undefined) ?? '').slice(0, 1000);
     }
     const r = { taskId: s.taskId, reason, requestedBy: p.userId ?? '' };
-    const out = action === 'cancel' ? await this.client.cancelTask(r) : action === 'pause' ? await this.client.pauseTask(r) : await this.client.resumeTask(r);
+    const as = callAs(callerOfPrincipal(p));
+    const out = action === 'cancel' ? await this.client.cancelTask(r, as) : action === 'pause' ? await this.client.pauseTask(r, as) : await this.client.resumeTask(r, as);
     return { status: 200, headers: { 'X-Workflow-ID': s.taskId }, body: { success: out.success, message: out.message, task_id: s.taskId } };
   }
 
   private async controlState(id: string, p: Principal): Promise<Reply> {
     const s = await this.ownedTask(id, p);
-    const c = await this.client.getControlState({ taskId: s.taskId });
+    const c = await this.client.getControlState({ taskId: s.taskId }, callAs(callerOfPrincipal(p)));
     return {
       status: 200,
       headers: { 'X-Workflow-ID': s.taskId },
@@ -450,7 +450,7 @@ export class Gateway {
     await this.ownedTask(id, p);
     const after = intParam(req.query, 'after_seq', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = intParam(req.query, 'limit', 1000, 1, 5000);
-    const r = await this.client.getTaskEvents({ taskId: id, afterSeq: BigInt(after), limit });
+    const r = await this.client.getTaskEvents({ taskId: id, afterSeq: BigInt(after), limit }, callAs(callerOfPrincipal(p)));
     const events = r.events.map(updateJson);
     return { status: 200, headers: { 'X-Workflow-ID': id }, body: { workflow_id: id, events, count: events.length } };
   }

@@ -4,11 +4,14 @@
  * SubmitTask: the task row is committed (QUEUED) before the start message is published to
  * the TASKS work queue with de-duplication id = task id, so an acknowledged submission is
  * never lost and never started twice. Everything else reads Postgres or the event stream.
+ *
+ * Identity: every handler takes its caller from the context value set by the internal RPC
+ * interceptor (./auth.ts), not from the request body, and applies task ownership to it.
  */
 import { randomUUID } from 'node:crypto';
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { STREAMS, decodeEvent, parseResumePoint, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
 import { ExecutionMode, ModelTier, StatusCode, TaskStatus, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
@@ -24,6 +27,7 @@ import type { Store, TaskRow } from '../store/index.js';
 import { EXECUTION_MODE, MODES, type Mode, type TaskStart } from '../actors/workflows.js';
 import { readControl, updateControl } from '../actors/control.js';
 import { TERMINAL_STATUSES, UUID_RE } from '../store/index.js';
+import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
@@ -129,15 +133,11 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
     throw toConnectError(new AppError(Code.Unimplemented, `${what} is not implemented yet`));
   };
 
-  const existing = async (taskId: string) => {
-    if (!isUuid(taskId)) throw notFound('Task not found');
-    const row = await d.store.getTask(taskId);
-    if (!row) throw notFound('Task not found');
-    return row;
-  };
+  /** The task, if the caller may see it (NotFound / PermissionDenied otherwise). */
+  const owned = (taskId: string, ctx: HandlerContext) => ownedTask(d.store, taskId, ctx);
 
   return {
-    submitTask: wrap(async (req) => {
+    submitTask: wrap(async (req, ctx) => {
       const query = req.query.trim();
       if (!query) throw badRequest('query is required');
       const md = req.metadata;
@@ -151,8 +151,8 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       const createdAt = new Date();
       const tier = TIER_NAME[opts?.modelTier ?? ModelTier.UNSPECIFIED] ?? d.defaultTier;
       const traceId = md?.labels?.trace_id || undefined;
-      const userId = md?.userId && isUuid(md.userId) ? md.userId : undefined;
-      const tenantId = md?.tenantId && isUuid(md.tenantId) ? md.tenantId : undefined;
+      // The task runs as the caller; only a system caller (the scheduler) names its owner.
+      const { userId, tenantId } = actingPrincipal(callerOf(ctx), md);
       const options: Record<string, unknown> = {
         mode: modeName || undefined,
         model_tier: tier,
@@ -194,33 +194,37 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       };
     }),
 
-    getTaskStatus: wrap(async (req) => rowToStatus(await existing(req.taskId))),
+    getTaskStatus: wrap(async (req, ctx) => rowToStatus(await owned(req.taskId, ctx))),
 
-    listTasks: wrap(async (req) => {
+    listTasks: wrap(async (req, ctx) => {
       const limit = req.limit || 20;
       if (limit < 1 || limit > 100) throw badRequest('limit must be between 1 and 100');
       if (req.offset < 0) throw badRequest('offset must be >= 0');
+      // A user lists only their own tasks, whatever the body asks; anonymous and system
+      // callers see every task, narrowed by the body's filters.
+      const c = callerOf(ctx);
+      const scope = c.kind === 'user' ? { userId: c.userId, tenantId: c.tenantId } : { userId: req.userId || undefined, tenantId: req.tenantId || undefined };
+      if ((scope.userId && !isUuid(scope.userId)) || (scope.tenantId && !isUuid(scope.tenantId))) throw badRequest('user_id and tenant_id must be UUIDs');
       const { rows, total } = await d.store.listTasks({
         limit,
         offset: req.offset,
         sessionId: req.sessionId || undefined,
         status: req.filterStatus ? TASK_STATUS_NAME[req.filterStatus] : undefined,
-        userId: req.userId || undefined,
-        tenantId: req.tenantId || undefined,
+        ...scope,
       });
       return { tasks: rows.map(rowToSummary), totalCount: total };
     }),
 
-    getTaskEvents: wrap(async (req) => {
-      await existing(req.taskId);
+    getTaskEvents: wrap(async (req, ctx) => {
+      await owned(req.taskId, ctx);
       const events = await d.store.listEvents(req.taskId, Number(req.afterSeq), req.limit || 1000);
       return { events: events.map((e) => eventToUpdate(e, e.ts)) };
     }),
 
-    cancelTask: wrap(async (req) => {
-      const row = await existing(req.taskId);
+    cancelTask: wrap(async (req, ctx) => {
+      const row = await owned(req.taskId, ctx);
       if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be cancelled: it is ${row.status}`);
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, cancel_requested: true, cancel_reason: req.reason || 'cancelled by request', cancelled_by: req.requestedBy || undefined }));
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, cancel_requested: true, cancel_reason: req.reason || 'cancelled by request', cancelled_by: requester(req, ctx) }));
       // A queued task has no actor yet: its terminal state is written now; the actor, when it
       // activates, sees the cancel and emits WORKFLOW_CANCELLING / WORKFLOW_CANCELLED.
       if (row.status === 'TASK_STATUS_QUEUED') {
@@ -228,25 +232,25 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       }
       return { success: true, message: 'Cancellation requested' };
     }),
-    pauseTask: wrap(async (req) => {
-      const row = await existing(req.taskId);
+    pauseTask: wrap(async (req, ctx) => {
+      const row = await owned(req.taskId, ctx);
       if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be paused: it is ${row.status}`);
       const { state } = await readControl(d.bus.kv.control, row.id);
       if (state.cancel_requested) throw new AppError(Code.Aborted, 'Task is being cancelled');
       if (state.paused) throw new AppError(Code.Aborted, 'Task is already paused');
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, paused: true, paused_at: new Date().toISOString(), pause_reason: req.reason || undefined, paused_by: req.requestedBy || undefined }));
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, paused: true, paused_at: new Date().toISOString(), pause_reason: req.reason || undefined, paused_by: requester(req, ctx) }));
       return { success: true, message: 'Pause requested; the workflow pauses at its next checkpoint' };
     }),
-    resumeTask: wrap(async (req) => {
-      const row = await existing(req.taskId);
+    resumeTask: wrap(async (req, ctx) => {
+      const row = await owned(req.taskId, ctx);
       if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be resumed: it is ${row.status}`);
       const { state } = await readControl(d.bus.kv.control, row.id);
       if (!state.paused) throw new AppError(Code.Aborted, 'Task is not paused');
       await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, paused: false, paused_at: undefined, pause_reason: undefined, paused_by: undefined }));
       return { success: true, message: 'Task resumed' };
     }),
-    getControlState: wrap(async (req) => {
-      const row = await existing(req.taskId);
+    getControlState: wrap(async (req, ctx) => {
+      const row = await owned(req.taskId, ctx);
       const { state } = await readControl(d.bus.kv.control, row.id);
       return {
         isPaused: state.paused,
@@ -265,6 +269,22 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
   };
 }
 
+/** The task row if the context's caller may see it; an unknown or malformed id is NotFound. */
+async function ownedTask(store: Store, taskId: string, ctx: HandlerContext): Promise<TaskRow> {
+  const caller = callerOf(ctx);
+  if (!isUuid(taskId)) throw notFound('Task not found');
+  const row = await store.getTask(taskId);
+  if (!row) throw notFound('Task not found');
+  assertTaskOwner(caller, row);
+  return row;
+}
+
+/** Who asked for a control command: a user caller is recorded as itself, never as the body says. */
+function requester(req: { requestedBy: string }, ctx: HandlerContext): string | undefined {
+  const c = callerOf(ctx);
+  return c.kind === 'user' ? c.userId : req.requestedBy || undefined;
+}
+
 /** A live or archived event as the TaskUpdate message (`at`: the event's time). */
 export function eventToUpdate(e: Pick<WorkflowEvent, 'workflow_id' | 'seq' | 'stream_id' | 'agent_id' | 'message'> & { type: string; payload?: unknown }, at: Date): TaskUpdate {
   return create(TaskUpdateSchema, {
@@ -279,13 +299,23 @@ export function eventToUpdate(e: Pick<WorkflowEvent, 'workflow_id' | 'seq' | 'st
   });
 }
 
-/** StreamTaskExecution: replays stored events after the resume point, then follows live until STREAM_END. */
-export function createStreamingService(d: { bus: Bus; log: Logger }): ServiceImpl<typeof StreamingService> {
+/**
+ * StreamTaskExecution: replays stored events after the resume point, then follows live until
+ * STREAM_END. The workflow's task must exist and be the caller's (its row is committed before
+ * its first event, so an unknown workflow is NotFound rather than a stream that never ends).
+ */
+export function createStreamingService(d: { bus: Bus; store: Store; log: Logger }): ServiceImpl<typeof StreamingService> {
   return {
     async *streamTaskExecution(req, ctx) {
       if (!req.workflowId || !isUuid(req.workflowId)) throw toConnectError(badRequest('workflow_id is required'));
       const fromStreamId = parseResumePoint(req.lastStreamId);
       if (req.lastStreamId && fromStreamId === undefined) throw toConnectError(badRequest('last_stream_id must be a stream id (<ms>-<seq>) or a sequence number'));
+      try {
+        await ownedTask(d.store, req.workflowId, ctx);
+      } catch (err) {
+        if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'rpc failed');
+        throw toConnectError(err);
+      }
       const after = fromStreamId ?? Number(req.lastEventId ?? 0n);
       const types = new Set(req.types.filter(Boolean));
       const consumer = await d.bus.js.consumers.get(STREAMS.events, {

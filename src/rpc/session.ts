@@ -1,23 +1,21 @@
 /**
  * SessionService over Connect/gRPC: the same owner-scoped operations as /api/v1/sessions
- * (src/sessions). The caller is named in each request by the edge that authenticated it.
+ * (src/sessions). The owner is the caller authenticated by the internal RPC interceptor
+ * (./auth.ts); a request's `caller` field is honoured only from a system caller, which acts
+ * for the user it names.
  */
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { SessionSchema, SessionService, type Caller } from '../gen/svc/v1/session_pb.js';
+import { actingPrincipal, callerOf } from './auth.js';
 import { eventToUpdate } from './orchestrator.js';
 import { AppError, toConnectError } from '../errors/index.js';
-import type { Principal } from '../gateway/auth.js';
 import type { Logger } from '../log/index.js';
 import { Sessions, sessionJson } from '../sessions/index.js';
-import { UUID_RE, type Sql } from '../store/index.js';
+import type { Sql } from '../store/index.js';
 
-function principal(c: Caller | undefined): Principal {
-  const userId = c?.userId && UUID_RE.test(c.userId) ? c.userId : undefined;
-  const tenantId = c?.tenantId && UUID_RE.test(c.tenantId) ? c.tenantId : undefined;
-  return userId ? { userId, tenantId, key: `user:${userId}`, anonymous: false } : { key: 'anonymous', anonymous: true };
-}
+const principal = (named: Caller | undefined, ctx: HandlerContext) => actingPrincipal(callerOf(ctx), named);
 
 const ts = (iso: string | null | undefined) => (iso ? timestampFromDate(new Date(iso)) : undefined);
 
@@ -48,23 +46,23 @@ export function createSessionService(d: { sql: Sql; log: Logger }): ServiceImpl<
   };
   const page = (limit: number, def: number, max: number) => Math.min(Math.max(limit || def, 1), max);
   return {
-    createSession: wrap(async (req) => ({ session: toSession(await sessions.create(principal(req.caller), { external_id: req.externalId, title: req.title })) })),
-    getSession: wrap(async (req) => ({ session: toSession(await sessions.get(principal(req.caller), req.sessionId)) })),
-    listSessions: wrap(async (req) => {
-      const r = await sessions.list(principal(req.caller), page(req.limit, 20, 100), Math.max(0, req.offset));
+    createSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.create(principal(req.caller, ctx), { external_id: req.externalId, title: req.title })) })),
+    getSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.get(principal(req.caller, ctx), req.sessionId)) })),
+    listSessions: wrap(async (req, ctx) => {
+      const r = await sessions.list(principal(req.caller, ctx), page(req.limit, 20, 100), Math.max(0, req.offset));
       return { sessions: r.sessions.map(toSession), totalCount: r.total_count };
     }),
-    updateSession: wrap(async (req) => ({ session: toSession(await sessions.updateTitle(principal(req.caller), req.sessionId, { title: req.title })) })),
-    deleteSession: wrap(async (req) => {
-      await sessions.softDelete(principal(req.caller), req.sessionId);
+    updateSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.updateTitle(principal(req.caller, ctx), req.sessionId, { title: req.title })) })),
+    deleteSession: wrap(async (req, ctx) => {
+      await sessions.softDelete(principal(req.caller, ctx), req.sessionId);
       return { success: true };
     }),
-    getSessionHistory: wrap(async (req) => {
-      const h = await sessions.history(principal(req.caller), req.sessionId, page(req.limit, 100, 1000));
+    getSessionHistory: wrap(async (req, ctx) => {
+      const h = await sessions.history(principal(req.caller, ctx), req.sessionId, page(req.limit, 100, 1000));
       return { sessionId: h.session_id, messages: h.messages.map((m) => ({ role: m.role, content: m.content, taskId: m.task_id, timestamp: ts(m.timestamp) })) };
     }),
-    getSessionEvents: wrap(async (req) => {
-      const e = await sessions.events(principal(req.caller), req.sessionId, page(req.limit, 50, 500));
+    getSessionEvents: wrap(async (req, ctx) => {
+      const e = await sessions.events(principal(req.caller, ctx), req.sessionId, page(req.limit, 50, 500));
       return {
         sessionId: e.session_id,
         turns: e.turns.map((t) => ({

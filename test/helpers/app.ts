@@ -9,6 +9,9 @@ import type { LlmProvider } from '../../src/llm/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { startTestNats } from '../harness/nats.js';
 
+/** The internal RPC token of every test app (tests that call the RPC port present it). */
+export const TEST_RPC_TOKEN = 'test-internal-rpc-token-0123456789abcdefghijklmnop';
+
 export interface TestApp {
   app: App;
   base: string;
@@ -32,6 +35,7 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     GATEWAY_PORT: '0',
     ORCHESTRATOR_GRPC_PORT: '0',
     GRPC_HOST: '127.0.0.1',
+    INTERNAL_RPC_TOKEN: TEST_RPC_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // No scheduler unless a test asks for it: schedulers of other test files would otherwise
     // fire the schedules of the one under test (they share the database).

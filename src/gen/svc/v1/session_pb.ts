@@ -493,9 +493,10 @@ export const GetSessionEventsResponseSchema: GenMessage<GetSessionEventsResponse
   messageDesc(file_svc_v1_session, 17);
 
 /**
- * SessionService: the seven session RPCs (names not published; chosen here). Every request
- * names the caller (user_id, tenant_id as authenticated by the edge); an empty user_id is the
- * anonymous development principal. Sessions are addressed by UUID or external id.
+ * SessionService: the seven session RPCs (names not published; chosen here). The owner is the
+ * caller authenticated by the internal RPC interceptor (x-caller-* headers after the
+ * INTERNAL_RPC_TOKEN check); a request's `caller` is honoured only from a system caller, which
+ * acts for the user it names. Sessions are addressed by UUID or external id.
  *
  * @generated from service svc.v1.SessionService
  */
