@@ -35,6 +35,11 @@ export interface Req {
   headers: Record<string, string>;
   params: string[];
   body?: Buffer;
+  /**
+   * Why no route may serve this request, found while copying it: a NUL (`%00`) in a path or
+   * query parameter, which PostgreSQL text cannot hold. route() answers it with 400.
+   */
+  invalid?: string;
 }
 
 export interface Reply {
@@ -73,6 +78,7 @@ export function copyRequest(req: HttpRequest, paramCount: number): Req {
   req.forEach((k, v) => {
     headers[k] = v;
   });
+  let invalid: string | undefined;
   const params: string[] = [];
   for (let i = 0; i < paramCount; i++) {
     const raw = req.getParameter(i) ?? '';
@@ -84,9 +90,17 @@ export function copyRequest(req: HttpRequest, paramCount: number): Req {
     } catch {
       /* keep raw */
     }
+    if (v.includes('\0')) invalid ??= 'path parameters must not contain NUL (%00)';
     params.push(v);
   }
-  return { method: req.getMethod().toUpperCase(), url: req.getUrl(), query: new URLSearchParams(req.getQuery() ?? ''), headers, params };
+  const query = new URLSearchParams(req.getQuery() ?? '');
+  for (const [k, v] of query) {
+    if (k.includes('\0') || v.includes('\0')) {
+      invalid ??= `query parameter ${JSON.stringify(k.replaceAll('\0', '%00'))} must not contain NUL (%00)`;
+      break;
+    }
+  }
+  return { method: req.getMethod().toUpperCase(), url: req.getUrl(), query, headers, params, ...(invalid ? { invalid } : {}) };
 }
 
 /** Reads the whole body; rejects bodies over `limit` bytes with 413. */
@@ -110,12 +124,78 @@ export function readBody(res: HttpResponse, limit: number, state: { aborted: boo
   });
 }
 
+/**
+ * Deepest nesting of objects and arrays a JSON body may have (the body itself is level 1).
+ * A task's context crosses the orchestrator RPC as a protobuf Struct, two messages per JSON
+ * level, and the protobuf decoder stops at 100 nested messages: about 50 levels. 32 stays
+ * clear of that and keeps the recursive code after JSON.parse (Ajv, JSON.stringify, the
+ * PostgreSQL driver) far from the end of the stack.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const HEX4 = /^[0-9a-fA-F]{4}$/;
+
+/**
+ * One pass over the JSON text, before anything parses it, refusing what JSON.parse accepts
+ * but the rest of the system cannot hold: nesting deeper than MAX_JSON_DEPTH (JSON.parse itself
+ * copes, the recursive consumers after it overflow the stack), `\u0000` in any string or key
+ * (PostgreSQL text and jsonb have no NUL) and unpaired surrogate escapes (jsonb refuses them).
+ * Raw control characters and malformed escapes are left to JSON.parse, which refuses them.
+ */
+function checkJsonText(text: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (!inString) {
+      if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) {
+        if (++depth > MAX_JSON_DEPTH) throw badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      } else if (c === 0x7d || c === 0x5d) depth--;
+      continue;
+    }
+    if (c === 0x22) inString = false;
+    else if (c === 0x5c) {
+      if (text.charCodeAt(i + 1) !== 0x75 /* u */) {
+        i++; // a one-character escape: \" \\ \n ...
+        continue;
+      }
+      const hex = text.slice(i + 2, i + 6);
+      if (!HEX4.test(hex)) continue;
+      const code = parseInt(hex, 16);
+      i += 5;
+      if (code === 0) throw badRequest('JSON strings must not contain NUL (\\u0000)');
+      if (code >= 0xdc00 && code <= 0xdfff) throw badRequest('JSON strings must not contain unpaired surrogates (\\ud800-\\udfff)');
+      if (code >= 0xd800 && code <= 0xdbff) {
+        // A high surrogate counts only as the first half of a pair: \uD83D\uDE00.
+        const low = text.charCodeAt(i + 1) === 0x5c && text.charCodeAt(i + 2) === 0x75 ? text.slice(i + 3, i + 7) : '';
+        const lowCode = HEX4.test(low) ? parseInt(low, 16) : -1;
+        if (lowCode < 0xdc00 || lowCode > 0xdfff) throw badRequest('JSON strings must not contain unpaired surrogates (\\ud800-\\udfff)');
+        i += 6;
+      }
+    }
+  }
+}
+
+/**
+ * The one reader of JSON request bodies: bad UTF-8, deep nesting, NUL and unpaired surrogates
+ * are refused with a 400 naming the problem before any decoder or database sees the value.
+ */
 export function parseJsonBody(req: Req): unknown {
   const ct = (req.headers['content-type'] ?? '').toLowerCase();
   if (!req.body || req.body.length === 0) throw badRequest('request body is required');
   if (ct && !ct.includes('application/json') && !ct.includes('+json')) throw badRequest('Content-Type must be application/json');
+  let text: string;
   try {
-    return JSON.parse(req.body.toString('utf8'));
+    text = utf8.decode(req.body);
+  } catch {
+    // Decoding leniently would turn the bytes into U+FFFD and store something the client never sent.
+    throw badRequest('request body is not valid UTF-8');
+  }
+  checkJsonText(text);
+  try {
+    return JSON.parse(text);
   } catch {
     throw badRequest('invalid JSON body');
   }
@@ -176,6 +256,7 @@ export function route(
       let reply: Reply;
       try {
         if (bodyP) req.body = await bodyP;
+        if (req.invalid) throw badRequest(req.invalid);
         reply = await handler(req);
       } catch (err) {
         reply = errorReply(err, ctx.log);

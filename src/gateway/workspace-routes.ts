@@ -63,6 +63,7 @@ export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts
       let rateHeaders: Record<string, string> = {};
       try {
         if (!req) throw badRequest('invalid session id: malformed percent-encoding');
+        if (req.invalid) throw badRequest(req.invalid); // what route() refuses for every other route
         const { p, headers } = await deps.admit(req);
         rateHeaders = headers;
         const segs = parseWorkspacePath(wildcardPath(req.url), { allowLeadingSlash: false });
