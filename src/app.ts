@@ -20,7 +20,7 @@ import { Worker } from './actors/worker.js';
 import { connectBus, type Bus } from './bus/index.js';
 import type { Config } from './config/index.js';
 import { startEmbeddedPostgres, EMBEDDED_PG_MAX_CONNECTIONS } from './embedded/pglite.js';
-import { startNatsServer } from './embedded/nats-server.js';
+import { startSupervisedNatsServer, type SupervisedNatsServer } from './embedded/nats-server.js';
 import { Gateway } from './gateway/index.js';
 import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from './gen/svc/v1/streaming_pb.js';
@@ -50,6 +50,8 @@ export interface App {
   grpcPort?: number;
   gatewayPort?: number;
   natsUrl: string;
+  /** The supervised embedded nats-server, when NATS_URL is unset. */
+  embeddedNats?: SupervisedNatsServer;
   databaseUrl: string;
   stop(): Promise<void>;
 }
@@ -139,10 +141,12 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
   try {
     const dataDir = resolve(cfg.dataDir);
     let natsUrl = cfg.nats.url;
+    let embeddedNats: SupervisedNatsServer | undefined;
     if (!natsUrl) {
       mkdirSync(join(dataDir, 'nats'), { recursive: true });
-      const srv = await startNatsServer({ storeDir: join(dataDir, 'nats'), port: 0, host: '127.0.0.1', logger: log });
+      const srv = await startSupervisedNatsServer({ storeDir: join(dataDir, 'nats'), port: 0, host: '127.0.0.1', logger: log });
       cleanups.push(() => srv.stop());
+      embeddedNats = srv;
       natsUrl = srv.url;
       log.info({ url: natsUrl }, 'embedded nats-server started');
     }
@@ -176,7 +180,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     );
     cleanups.push(() => bus.close());
 
-    const app: App = { bus, store, natsUrl, databaseUrl: dbUrl, stop: stopAll };
+    const app: App = { bus, store, natsUrl, embeddedNats, databaseUrl: dbUrl, stop: stopAll };
     const llm = overrides.llm ?? createLlm(cfg);
 
     // Internal RPC authentication (src/rpc/auth.ts): the same server interceptors on the

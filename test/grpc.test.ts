@@ -194,3 +194,39 @@ describe('Connect protocol over HTTP/2', () => {
     expect((await rpcError(c.getTaskStatus({ taskId: randomUUID() }))).code).toBe(Code.NotFound);
   });
 });
+
+describe('StreamTaskExecution past the retained window', () => {
+  let small: TestApp;
+  let client: Client<typeof StreamingService>;
+  let orchSmall: Client<typeof OrchestratorService>;
+  beforeAll(async () => {
+    // JetStream keeps 16 events per workflow here; a task streams far more (5-char deltas).
+    small = await startTestApp({ EVENTS_MAX_PER_WORKFLOW: '16', STREAMING_RING_CAPACITY: '16', PARTIAL_CHUNK_CHARS: '5' });
+    const baseUrl = `http://127.0.0.1:${small.app.grpcPort}`;
+    const tr = createGrpcTransport({ baseUrl, sessionManager: session(baseUrl), interceptors: [asUser] });
+    client = createClient(StreamingService, tr);
+    orchSmall = createClient(OrchestratorService, tr);
+  });
+  afterAll(async () => {
+    for (const m of sessions) m.abort();
+    await small?.stop();
+  });
+
+  it('says REPLAY_GAP first, then streams the retained events in order to STREAM_END', async () => {
+    const r = await orchSmall.submitTask(submitReq('Tell me about the history of streaming protocols.', 'simple'));
+    await completed(orchSmall, r.taskId);
+    const all = await collect(client.streamTaskExecution({ workflowId: r.workflowId }));
+    expect(all[0].type).toBe('REPLAY_GAP');
+    const first = Number((all[0].payload as { first_available_seq: number }).first_available_seq);
+    expect((all[0].payload as { requested_after: number }).requested_after).toBe(0);
+    expect(first).toBeGreaterThan(1);
+    const seqs = all.slice(1).map((u) => Number(u.seq));
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => first + i));
+    expect(seqs.length).toBe(16);
+    expect(all[all.length - 1].type).toBe('STREAM_END');
+    // A resume point inside the retained window: no notice.
+    const tail = await collect(client.streamTaskExecution({ workflowId: r.workflowId, lastEventId: BigInt(first + 3) }));
+    expect(tail[0].type).not.toBe('REPLAY_GAP');
+    expect(Number(tail[0].seq)).toBe(first + 4);
+  });
+});

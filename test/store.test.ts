@@ -254,38 +254,50 @@ function contract(target: Target): void {
     });
 
     describe('state transitions', () => {
-      it('markRunning: QUEUED -> RUNNING once (started_at kept), RUNNING stays RUNNING', async () => {
+      it('claimStart: QUEUED -> RUNNING once (started_at kept); a redelivery sees RUNNING and changes nothing', async () => {
         const t = task();
         await store.insertTask(t);
         const at1 = new Date('2030-01-01T00:00:01.000Z');
         const at2 = new Date('2030-01-01T00:00:02.000Z');
-        await store.markRunning(t.id, at1);
+        expect(await store.claimStart(t.id, at1)).toBe('TASK_STATUS_RUNNING');
         let row = await store.getTask(t.id);
         expect(row?.status).toBe('TASK_STATUS_RUNNING');
         expect(row?.started_at?.toISOString()).toBe(at1.toISOString());
-        await store.markRunning(t.id, at2); // a redelivery
+        expect(await store.claimStart(t.id, at2)).toBe('TASK_STATUS_RUNNING'); // a redelivery
         row = await store.getTask(t.id);
-        expect(row?.status).toBe('TASK_STATUS_RUNNING');
         expect(row?.started_at?.toISOString()).toBe(at1.toISOString());
-        expect(row?.updated_at.toISOString()).toBe(at2.toISOString());
+        expect(row?.updated_at.toISOString()).toBe(at1.toISOString());
       });
 
-      it('markRunning does nothing to a finished task', async () => {
+      it('claimStart does nothing to a finished task and reports its status', async () => {
         const t = task();
         await store.insertTask(t);
         const end = new Date('2030-01-01T00:00:05.000Z');
         expect(await store.finishTask(t.id, { status: 'TASK_STATUS_CANCELLED' }, end)).toBe(true);
-        await store.markRunning(t.id, new Date('2030-01-01T00:00:09.000Z'));
+        expect(await store.claimStart(t.id, new Date('2030-01-01T00:00:09.000Z'))).toBe('TASK_STATUS_CANCELLED');
         const row = await store.getTask(t.id);
         expect(row?.status).toBe('TASK_STATUS_CANCELLED');
         expect(row?.started_at).toBeNull();
         expect(row?.updated_at.toISOString()).toBe(end.toISOString());
       });
 
+      it('withdrawQueued deletes a QUEUED task only; claimStart then finds nothing', async () => {
+        const queued = task();
+        const running = task();
+        await store.insertTask(queued);
+        await store.insertTask(running);
+        await store.claimStart(running.id, new Date());
+        expect(await store.withdrawQueued(running.id)).toBe(false);
+        expect((await store.getTask(running.id))?.status).toBe('TASK_STATUS_RUNNING');
+        expect(await store.withdrawQueued(queued.id)).toBe(true);
+        expect(await store.getTask(queued.id)).toBeUndefined();
+        expect(await store.claimStart(queued.id, new Date())).toBeUndefined();
+      });
+
       it('finishTask writes the terminal state once; a second call returns false and changes nothing', async () => {
         const t = task();
         await store.insertTask(t);
-        await store.markRunning(t.id, new Date('2030-02-01T00:00:00.000Z'));
+        await store.claimStart(t.id, new Date('2030-02-01T00:00:00.000Z'));
         const done = new Date('2030-02-01T00:00:10.000Z');
         const first = await store.finishTask(
           t.id,
@@ -358,7 +370,7 @@ function contract(target: Target): void {
         const byQuery = (q: string) => tasks.find((t) => t.query === q)!.id;
         await store.finishTask(byQuery('t1'), { status: 'TASK_STATUS_COMPLETED' }, new Date());
         await store.finishTask(byQuery('t3'), { status: 'TASK_STATUS_COMPLETED' }, new Date());
-        await store.markRunning(byQuery('t4'), new Date());
+        await store.claimStart(byQuery('t4'), new Date());
       });
 
       const queries = (r: { rows: { query: string }[] }) => r.rows.map((x) => x.query);

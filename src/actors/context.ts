@@ -9,6 +9,9 @@
  *   again from its start, announced by an ERROR_RECOVERY event naming it.
  * - events are published pipelined (no round trip per event); a step counts as done only
  *   after all its events are acknowledged by JetStream and its outcome is journaled.
+ * - through a NATS outage, publishes wait (up to the task's deadline) and are re-sent in
+ *   order; if one is lost for good the context stops publishing (BusDesync) so that no
+ *   later seq is stored past the missing one.
  */
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -34,10 +37,22 @@ export interface JournalEntry<T = unknown> {
   at: string;
 }
 
+/**
+ * An event or journal entry could not be stored before the workflow's deadline: what is
+ * stored may now end before seqs this context has handed out. The actor must stop without
+ * acking (as after a crash); the next activation continues from what JetStream holds.
+ */
+export class BusDesync extends Error {
+  override name = 'BusDesync';
+}
+
 /** Thrown at a checkpoint when the worker hands the workflow back (shutdown). */
 export class HandBack extends Error {
   override name = 'HandBack';
 }
+
+/** The least time a publish waits for JetStream, even past the workflow's deadline. */
+const PUBLISH_GRACE_MS = 10_000;
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -53,10 +68,28 @@ export class WorkflowContext {
   /** Awaited before every step (pause gate); may throw to stop the workflow. */
   beforeStep?: () => Promise<void>;
 
+  private desync?: Error;
+
+  /**
+   * `deadline` (epoch ms): until when publishes wait for JetStream through an outage (the
+   * task's time limit); never less than PUBLISH_GRACE_MS from the publish.
+   */
   constructor(
     readonly workflowId: string,
-    private readonly deps: { publisher: PipelinedPublisher; jsm: JetStreamManager; journal: KV; log: Logger },
+    private readonly deps: { publisher: PipelinedPublisher; jsm: JetStreamManager; journal: KV; log: Logger; deadline?: number },
   ) {}
+
+  private publishOptions(msgId?: string) {
+    const now = Date.now();
+    return { msgId, deadlineMs: Math.max(PUBLISH_GRACE_MS, (this.deps.deadline ?? now) - now) };
+  }
+
+  private published(p: Promise<unknown>): Promise<unknown> {
+    return p.catch((err: Error) => {
+      this.desync ??= new BusDesync(`workflow ${this.workflowId}: ${err.message}`);
+      throw this.desync;
+    });
+  }
 
   get signal(): AbortSignal {
     return this.abort.signal;
@@ -111,7 +144,9 @@ export class WorkflowContext {
       timestamp: new Date(now).toISOString(),
       ...(payload ? { payload } : {}),
     };
-    const p = this.deps.publisher.publish(subjects.events(this.workflowId), encodeEvent(ev), msgIdOf(this.workflowId, seq));
+    // After a lost publish, later ones would be stored past a missing seq: send nothing more.
+    if (this.desync) return ev;
+    const p = this.published(this.deps.publisher.publish(subjects.events(this.workflowId), encodeEvent(ev), this.publishOptions(msgIdOf(this.workflowId, seq))));
     p.catch(() => {}); // surfaced by flush()
     this.pending.push(p);
     return ev;
@@ -124,6 +159,7 @@ export class WorkflowContext {
       this.pending = [];
       await Promise.all(batch);
     }
+    if (this.desync) throw this.desync;
   }
 
   checkpoint(): void {
@@ -156,7 +192,7 @@ export class WorkflowContext {
     const entry: JournalEntry<T> = { result, seqAfter: this.seq, at: new Date().toISOString() };
     // A KV put is a publish to the bucket's subject; the pipelined publisher avoids a full
     // request round-trip object per put on this hot path.
-    await this.deps.publisher.publish(`$KV.${BUCKETS.journal}.${kvKeys.journal(this.workflowId, name)}`, enc.encode(JSON.stringify(entry)));
+    await this.published(this.deps.publisher.publish(`$KV.${BUCKETS.journal}.${kvKeys.journal(this.workflowId, name)}`, enc.encode(JSON.stringify(entry)), this.publishOptions()));
     this.journal.set(name, entry);
     return result;
   }

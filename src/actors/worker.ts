@@ -11,15 +11,15 @@
  * Failures: terminal errors end the task FAILED; retryable ones are retried in place a few
  * times, then the message is nak'ed with a delay (redelivery up to max_deliver).
  */
-import type { JsMsg } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
-import { CONSUMERS, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
+import { CONSUMERS, PublishError, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
 import { readControl, type ControlState } from './control.js';
 import { AppError, toAppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store, TaskOutcome } from '../store/index.js';
-import { HandBack, WorkflowContext } from './context.js';
+import { BusDesync, HandBack, WorkflowContext } from './context.js';
 import { runWorkflow, type TaskStart, type WorkflowDeps } from './workflows.js';
 
 export interface WorkerOptions {
@@ -110,12 +110,22 @@ class Controller {
 const dec = new TextDecoder();
 const enc = new TextEncoder();
 
+/** NATS failures that say nothing about the workflow: the connection, a timeout, a server restarting. */
+function isTransientBusError(err: unknown): boolean {
+  if (err instanceof BusDesync || err instanceof PublishError) return true;
+  const e = err as { name?: string; message?: string; status?: number } | undefined;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'TimeoutError' || e.name === 'RequestError' || e.name === 'ConnectionError' || e.name === 'ClosedConnectionError' || e.name === 'NoResponders') return true;
+  return e.name === 'JetStreamApiError' && (e.status === 503 || e.status === 408);
+}
+
 interface Active {
   msg: JsMsg;
   ctx?: WorkflowContext;
   done: Promise<void>;
   /** Revision of this worker's lease on the workflow, while held. */
   leaseRev?: number;
+  leaseRenewedAt?: number;
 }
 
 export class Worker {
@@ -144,8 +154,17 @@ export class Worker {
         a.msg.working();
         if (a.leaseRev) {
           this.bus.kv.leases.update(kvKeys.lease(id), enc.encode(this.owner), a.leaseRev).then(
-            (rev) => (a.leaseRev = rev),
-            () => a.ctx?.abort.abort(new LeaseLost('lease lost to another worker')),
+            (rev) => {
+              a.leaseRev = rev;
+              a.leaseRenewedAt = Date.now();
+            },
+            (err: unknown) => {
+              // Another owner wrote the key: it runs the workflow now. A failed renewal during a
+              // NATS outage is retried with the next heartbeat; only once the lease may have
+              // expired (one ack wait without renewal) could another worker have taken over.
+              const taken = err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence;
+              if (taken || Date.now() - (a.leaseRenewedAt ?? 0) > this.opts.ackWaitMs) a.ctx?.abort.abort(new LeaseLost('lease lost to another worker'));
+            },
           );
         }
       }
@@ -215,7 +234,13 @@ export class Worker {
     void this.bus.kv.leases.delete(kvKeys.lease(workflowId)).catch(() => {});
   }
 
+  /** While NATS is unreachable nothing of an activation can succeed: wait for it (bounded). */
+  private async untilConnected(deadline: number): Promise<void> {
+    while (!this.bus.connected && !this.stopping && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  }
+
   private async runActor(task: TaskStart, entry: Active): Promise<void> {
+    await this.untilConnected(this.deadlineOf(task));
     const lease = await this.acquireLease(task.task_id);
     if (lease === undefined) {
       // A live actor elsewhere runs this workflow (a duplicate or early redelivery): retry
@@ -225,6 +250,7 @@ export class Worker {
       return;
     }
     entry.leaseRev = lease;
+    entry.leaseRenewedAt = Date.now();
     try {
       await this.runLeased(task, entry);
     } finally {
@@ -234,23 +260,33 @@ export class Worker {
 
   private async runLeased(task: TaskStart, entry: Active): Promise<void> {
     const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
-    const ctx = new WorkflowContext(task.task_id, { publisher: this.bus.events, jsm: this.bus.jsm, journal: this.bus.kv.journal, log });
+    const ctx = new WorkflowContext(task.task_id, { publisher: this.bus.events, jsm: this.bus.jsm, journal: this.bus.kv.journal, log, deadline: this.deadlineOf(task) });
     entry.ctx = ctx;
     const first = entry.msg;
     log.debug({ delivery: first.info.deliveryCount }, 'workflow actor activated');
-    const timeoutMs = this.opts.taskTimeoutSeconds * 1000 - (Date.now() - Date.parse(task.submitted_at));
+    const timeoutMs = this.deadlineOf(task) - Date.now();
     const timer = setTimeout(() => ctx.abort.abort(new TimeoutReached('time limit exceeded')), Math.max(0, timeoutMs));
     const control = new Controller(ctx, this.store, task.task_id);
     control.listen(this.bus.nc);
     try {
       // The delivery count is only a hint (it is not reliable across nak/redelivery), so every
       // activation asks the event stream: a workflow with no event yet has no journal either.
-      const [rehydrated, ctl] = await Promise.all([ctx.rehydrate(), readControl(this.bus.kv.control, task.task_id)]);
+      const [rehydrated, ctl, status] = await Promise.all([
+        ctx.rehydrate(),
+        readControl(this.bus.kv.control, task.task_id),
+        this.store.claimStart(task.task_id, new Date()),
+      ]);
+      if (status === undefined) {
+        // Refused at submission (the start message was published, its ack was not seen,
+        // and the row was withdrawn): the client was told it will not run.
+        log.info('task was withdrawn at submission; not running it');
+        entry.msg.ack();
+        return;
+      }
       if (rehydrated) log.info({ delivery: first.info.deliveryCount, last_seq: ctx.lastSeq }, 'workflow actor re-activated');
       control.apply(ctl.state);
       await ctx.step('start', async () => {
         const at = new Date();
-        void this.store.markRunning(task.task_id, at).catch((err) => log.warn({ err }, 'markRunning failed'));
         ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'Workflow started', {
           mode: task.mode,
           query: task.query,
@@ -267,6 +303,14 @@ export class Worker {
         // Someone else runs the workflow now; neither ack nor nak (their delivery is live).
         entry.leaseRev = undefined;
         log.warn('workflow lease lost; stopping this actor');
+        return;
+      }
+      if (isTransientBusError(err) || (!this.bus.connected && !(err instanceof AppError))) {
+        // The bus failed under the actor (an outage, a server restart): stop as after a
+        // crash, without acking. The next activation continues from what JetStream stored.
+        log.warn({ err }, 'workflow interrupted by a NATS failure; it resumes on redelivery');
+        this.releaseLease(task.task_id, entry);
+        entry.msg.nak(1000);
         return;
       }
       if (err instanceof HandBack || (ctx.signal.aborted && ctx.signal.reason instanceof HandBack)) {
@@ -301,6 +345,10 @@ export class Worker {
       clearTimeout(timer);
       control.close();
     }
+  }
+
+  private deadlineOf(task: TaskStart): number {
+    return Date.parse(task.submitted_at) + this.opts.taskTimeoutSeconds * 1000;
   }
 
   /** Retries a retryable failure in place (up to 2 more times) before handing it to redelivery. */

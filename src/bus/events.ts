@@ -65,3 +65,62 @@ const dec = new TextDecoder();
 export const encodeEvent = (e: WorkflowEvent): Uint8Array => enc.encode(JSON.stringify(e));
 export const decodeEvent = (b: Uint8Array): WorkflowEvent => JSON.parse(dec.decode(b)) as WorkflowEvent;
 export const msgIdOf = (workflowId: string, seq: number) => `${workflowId}:${seq}`;
+
+/**
+ * Puts one workflow's events back in seq order: each is released once, after every lower
+ * seq. Events may arrive twice (a re-sent publish, a replay overlapping the live feed) or
+ * out of order (a publish retried after a later one was stored); held ones wait for the
+ * missing seq. `last` is the highest seq released.
+ */
+export class SeqOrder<T extends { seq: number }> {
+  private readonly held = new Map<number, T>();
+  constructor(public last = 0) {}
+
+  /** The events that `e` makes deliverable, in order (none when it is old or early). */
+  push(e: T): T[] {
+    if (e.seq <= this.last) return [];
+    if (e.seq !== this.last + 1) {
+      this.held.set(e.seq, e);
+      return [];
+    }
+    const out = [e];
+    this.last = e.seq;
+    for (let n = this.held.get(this.last + 1); n; n = this.held.get(this.last + 1)) {
+      this.held.delete(n.seq);
+      out.push(n);
+      this.last = n.seq;
+    }
+    return out;
+  }
+
+  /** Events waiting for a lower seq. */
+  get waiting(): number {
+    return this.held.size;
+  }
+
+  /** Moves the start past seqs that will never come (expired), releasing what follows. */
+  skipTo(last: number): T[] {
+    if (last <= this.last) return [];
+    this.last = last;
+    for (const s of this.held.keys()) if (s <= last) this.held.delete(s);
+    const next = this.held.get(last + 1);
+    if (!next) return [];
+    this.held.delete(last + 1);
+    this.last = last;
+    return this.push(next);
+  }
+}
+
+/**
+ * The notice a stream client gets, before anything else, when its resume point is older
+ * than what is retained: events after `requestedAfter` up to `firstAvailable - 1` are gone.
+ */
+export function replayGap(requestedAfter: number, firstAvailable: number) {
+  return {
+    type: 'REPLAY_GAP' as const,
+    message: `Events after seq ${requestedAfter} up to ${firstAvailable - 1} are no longer retained; replay continues from seq ${firstAvailable}`,
+    requested_after: requestedAfter,
+    first_available_seq: firstAvailable,
+    timestamp: new Date().toISOString(),
+  };
+}

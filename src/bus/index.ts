@@ -45,15 +45,34 @@ export interface Bus {
   kv: { journal: KV; idempotency: KV; control: KV; ratelimit: KV; leases: KV };
   /** Pipelined publisher for hot-path JetStream publishes (events). */
   events: PipelinedPublisher;
+  /** False between a lost connection and the reconnect (publishes wait, requests fail). */
+  readonly connected: boolean;
+  /** Called after every reconnect (e.g. to catch up on what core subscriptions missed). */
+  onReconnect(fn: () => void): () => void;
   close(): Promise<void>;
 }
 
 export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
   // noAsyncTraces: no stack captured per request (every JetStream publish/ack is one).
-  const nc = await connect({ servers: opts.url, name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 500, pingInterval: 20_000, noAsyncTraces: true });
+  // reconnectTimeWait: a restarted local server is back within a few hundred ms; the
+  // reconnect jitter keeps a fleet from arriving at once.
+  const nc = await connect({ servers: opts.url, name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, maxPingOut: 2, noAsyncTraces: true });
+  let connected = true;
+  const reconnectHooks = new Set<() => void>();
   void (async () => {
     for await (const s of nc.status()) {
+      if (s.type === 'disconnect') connected = false;
+      if (s.type === 'reconnect') connected = true;
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') log.warn({ nats: s.type }, 'nats connection status');
+      if (s.type === 'reconnect') {
+        for (const fn of reconnectHooks) {
+          try {
+            fn();
+          } catch (err) {
+            log.warn({ err }, 'reconnect hook failed');
+          }
+        }
+      }
     }
   })();
   const jsm = await jetstreamManager(nc);
@@ -77,6 +96,13 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
     jsm,
     kv: { journal, idempotency, control, ratelimit, leases },
     events,
+    get connected() {
+      return connected && !nc.isClosed();
+    },
+    onReconnect(fn) {
+      reconnectHooks.add(fn);
+      return () => reconnectHooks.delete(fn);
+    },
     async close() {
       events.close();
       await nc.drain().catch(() => nc.close());

@@ -48,6 +48,8 @@ export interface NatsServerHandle {
   url: string
   port: number
   pid: number
+  /** Settles when the process exits, for whatever reason (the exit code, or the signal). */
+  exited: Promise<number | string>
   stop(): Promise<void>
 }
 
@@ -210,11 +212,16 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
   const url = `nats://${urlHost}:${port}`
   logger?.info({ url, pid, storeDir }, 'nats-server started')
 
+  const exited = new Promise<number | string>((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) done(child.exitCode ?? child.signalCode!)
+    else child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown'))
+  })
   let stopping: Promise<void> | undefined
   return {
     url,
     port,
     pid,
+    exited,
     stop() {
       stopping ??= (async () => {
         if (child.exitCode === null && child.signalCode === null) {
@@ -230,6 +237,82 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
         await Promise.all(names.filter((n) => n.endsWith(`_${pid}.ports`)).map((n) => rm(join(portsDir, n), { force: true })))
       })()
       return stopping
+    },
+  }
+}
+
+export interface SupervisedNatsServer {
+  /** Stable across restarts: the same host and port. */
+  url: string
+  port: number
+  /** The pid of the current process. */
+  readonly pid: number
+  /** False from an unexpected exit until the restarted server accepts connections. */
+  readonly running: boolean
+  readonly restarts: number
+  stop(): Promise<void>
+}
+
+export interface NatsSupervisorLogger extends NatsServerLogger {
+  error: (...args: any[]) => void
+}
+
+/**
+ * The embedded nats-server, supervised: when the child exits without stop() having been
+ * called, it is started again on the same port and store directory (JetStream recovers its
+ * streams, consumers and buckets from there), retrying with backoff (100 ms doubling to
+ * 5 s) until it is up or stop() is called. Clients reconnect to the same URL on their own.
+ */
+export async function startSupervisedNatsServer(
+  opts: StartNatsServerOptions & { logger: NatsSupervisorLogger },
+): Promise<SupervisedNatsServer> {
+  let current = await startNatsServer(opts)
+  const port = current.port
+  const log = opts.logger
+  let stopped = false
+  let running = true
+  let restarts = 0
+  const watch = (h: NatsServerHandle): void => {
+    void h.exited.then(async (how) => {
+      if (stopped) return
+      running = false
+      log.error({ pid: h.pid, exit: how }, 'embedded nats-server exited unexpectedly; restarting it on the same store')
+      for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5000)) {
+        try {
+          const next = await startNatsServer({ ...opts, port })
+          if (stopped) {
+            await next.stop()
+            return
+          }
+          current = next
+          running = true
+          restarts++
+          log.warn({ pid: next.pid, restarts }, 'embedded nats-server restarted')
+          watch(next)
+          return
+        } catch (err) {
+          log.error({ err }, `embedded nats-server restart failed; retrying in ${delay} ms`)
+          await sleep(delay)
+        }
+      }
+    })
+  }
+  watch(current)
+  return {
+    url: current.url,
+    port,
+    get pid() {
+      return current.pid
+    },
+    get running() {
+      return running
+    },
+    get restarts() {
+      return restarts
+    },
+    async stop() {
+      stopped = true
+      await current.stop()
     },
   }
 }

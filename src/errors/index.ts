@@ -14,11 +14,14 @@ export class AppError extends Error {
   readonly retryable: boolean;
   /** Shown to clients as-is; internal errors never leak their message. */
   readonly isPublic: boolean;
-  constructor(code: Code, message: string, opts: { retryable?: boolean; isPublic?: boolean; cause?: unknown } = {}) {
+  /** Seconds after which a retry may succeed (HTTP Retry-After; crosses RPC as a header). */
+  readonly retryAfter?: number;
+  constructor(code: Code, message: string, opts: { retryable?: boolean; isPublic?: boolean; cause?: unknown; retryAfter?: number } = {}) {
     super(message, { cause: opts.cause });
     this.code = code;
     this.retryable = opts.retryable ?? false;
     this.isPublic = opts.isPublic ?? code !== Code.Internal;
+    this.retryAfter = opts.retryAfter;
   }
 }
 
@@ -26,7 +29,9 @@ export const badRequest = (msg: string) => new AppError(Code.InvalidArgument, ms
 export const notFound = (msg: string) => new AppError(Code.NotFound, msg);
 export const conflict = (msg: string) => new AppError(Code.AlreadyExists, msg);
 export const forbidden = (msg: string) => new AppError(Code.PermissionDenied, msg);
-export const unavailable = (msg: string, cause?: unknown) => new AppError(Code.Unavailable, msg, { retryable: true, cause });
+export const unavailable = (msg: string, cause?: unknown, retryAfter?: number) => new AppError(Code.Unavailable, msg, { retryable: true, cause, retryAfter });
+
+const RETRY_AFTER = 'retry-after';
 
 const HTTP_STATUS: Record<Code, number> = {
   [Code.Canceled]: 499,
@@ -55,7 +60,13 @@ export function httpStatusOf(code: Code): number {
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ConnectError) {
-    return new AppError(err.code, err.rawMessage, { cause: err, isPublic: err.code !== Code.Internal && err.code !== Code.Unknown });
+    const ra = Number(err.metadata.get(RETRY_AFTER));
+    return new AppError(err.code, err.rawMessage, {
+      cause: err,
+      isPublic: err.code !== Code.Internal && err.code !== Code.Unknown,
+      retryable: err.code === Code.Unavailable,
+      retryAfter: ra > 0 ? ra : undefined,
+    });
   }
   return new AppError(Code.Internal, err instanceof Error ? err.message : String(err), { cause: err, isPublic: false });
 }
@@ -64,5 +75,6 @@ export function toAppError(err: unknown): AppError {
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   const app = toAppError(err);
-  return new ConnectError(app.isPublic ? app.message : 'internal error', app.code, undefined, undefined, err);
+  const md = app.retryAfter ? new Headers({ [RETRY_AFTER]: String(app.retryAfter) }) : undefined;
+  return new ConnectError(app.isPublic ? app.message : 'internal error', app.code, md, undefined, err);
 }

@@ -222,8 +222,9 @@ export function errorReply(err: unknown, log: Logger): Reply {
   }
   const app = toAppError(err);
   const status = app.code === Code.ResourceExhausted && app.message === 'request body too large' ? 413 : httpStatusOf(app.code);
-  if (status >= 500) log.error({ err }, 'request failed');
-  return { status, body: { error: app.isPublic ? app.message : 'Internal server error' } };
+  if (status >= 500 && status !== 503) log.error({ err }, 'request failed');
+  const headers: Record<string, string> | undefined = app.retryAfter ? { 'Retry-After': String(app.retryAfter) } : undefined;
+  return { status, headers, body: { error: app.isPublic ? app.message : 'Internal server error' } };
 }
 
 export type Handler = (req: Req) => Promise<Reply> | Reply;

@@ -9,7 +9,9 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import uWS, { type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from 'uWebSockets.js';
 import { parseResumePoint, type Bus } from '../bus/index.js';
-import { AppError, Code, badRequest, notFound } from '../errors/index.js';
+import { AppError, Code, badRequest, notFound, unavailable } from '../errors/index.js';
+import { REFUSED_RETRY_AFTER_SECONDS } from '../actors/enqueue.js';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema, type GetTaskStatusResponse, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
@@ -136,6 +138,7 @@ export class Gateway {
   private readonly cors: CorsPolicy;
   private readonly sse = new Set<SseConn>();
   private timers: NodeJS.Timeout[] = [];
+  private readonly offReconnect: () => void;
   private readonly limiter: RateLimiter;
   private readonly limits: { perKey: Limit; burst: Limit };
   port = 0;
@@ -145,12 +148,13 @@ export class Gateway {
     this.client = createClient(OrchestratorService, deps.transport);
     this.auth = createAuthenticator({ skipAuth: cfg.skipAuth, verifier: deps.authService });
     this.cors = { origins: cfg.corsOrigins };
-    this.limiter = new RateLimiter(deps.bus.kv.ratelimit, deps.log);
+    this.limiter = new RateLimiter(deps.bus.kv.ratelimit, deps.log, () => deps.bus.connected);
     this.limits = {
       perKey: { name: 'key', requests: cfg.rateLimitRequests, windowSeconds: cfg.rateLimitWindowSeconds },
       burst: { name: 'tasklist', requests: cfg.taskListBurstPerSecond, windowSeconds: 1 },
     };
     this.hub = new StreamHub(deps.bus.nc, deps.bus.js, deps.bus.jsm, { ringCapacity: cfg.ringCapacity, maxBufferedBytes: cfg.maxBufferedBytes }, deps.log);
+    this.offReconnect = deps.bus.onReconnect(() => this.hub.catchUpAll());
     this.routes();
   }
 
@@ -168,7 +172,7 @@ export class Gateway {
       writeReply(res, { status: 204, headers: { 'Access-Control-Max-Age': '600' } }, corsHeaders(this.cors, origin));
     });
 
-    route(app, 'get', '/health', () => ({ status: 200, body: { status: 'healthy', version: this.cfg.version, time: new Date().toISOString() } }), ctx);
+    route(app, 'get', '/health', () => this.health(), ctx);
     route(app, 'get', '/readiness', () => this.readiness(), ctx);
     const openapi = JSON.stringify(buildOpenApi(this.cfg.version));
     route(app, 'get', '/openapi.json', () => ({ status: 200, raw: openapi, headers: { 'Content-Type': 'application/json' } }), ctx);
@@ -234,6 +238,19 @@ export class Gateway {
     return { p, headers };
   }
 
+  /**
+   * Liveness with the truth about the bus: without NATS no task can start and no event can
+   * be stored, so while the connection is down (the client reconnects on its own; the
+   * embedded server is restarted by its supervisor) the answer is 503 `unhealthy`.
+   */
+  private health(): Reply {
+    const nats = this.deps.bus.connected ? { ok: true } : { ok: false, error: 'disconnected from NATS; reconnecting' };
+    return {
+      status: nats.ok ? 200 : 503,
+      body: { status: nats.ok ? 'healthy' : 'unhealthy', version: this.cfg.version, time: new Date().toISOString(), checks: { nats } },
+    };
+  }
+
   private async readiness(): Promise<Reply> {
     const timed = async (fn: () => Promise<unknown>) => {
       const t0 = performance.now();
@@ -254,7 +271,7 @@ export class Gateway {
           },
         ),
       ),
-      timed(() => this.deps.bus.nc.rtt()),
+      timed(() => (this.deps.bus.connected ? this.deps.bus.nc.rtt() : Promise.reject(new Error('disconnected from NATS; reconnecting')))),
       this.deps.store ? timed(() => this.deps.store!.ping()) : Promise.resolve({ ok: true, latency_ms: 0, error: 'not checked: no database connection in this process' }),
     ]);
     const ok = orchestrator.ok && nats.ok && database.ok;
@@ -270,6 +287,8 @@ export class Gateway {
       if (cached) return cached;
     }
     const body = validateSubmit(parseJsonBody(req));
+    // Refuse at once rather than after timeouts: nothing can be queued without the bus.
+    if (!this.deps.bus.connected) throw unavailable('Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later', undefined, REFUSED_RETRY_AFTER_SECONDS);
     const context = (body.context ?? {}) as Record<string, unknown>;
     const pick = (k: 'model_tier' | 'model_override' | 'provider_override' | 'skill' | 'research_strategy') => {
       const top = body[k];
@@ -286,7 +305,13 @@ export class Gateway {
     if (modelTier && !(modelTier in TIER)) throw badRequest('model_tier must be one of: small, medium, large');
     if (kvKey) {
       // Claim the key atomically; a concurrent request with the same key waits for our reply.
-      const claimed = await this.deps.bus.kv.idempotency.create(kvKey, enc.encode(PENDING)).then(() => true, () => false);
+      const claimed = await this.deps.bus.kv.idempotency.create(kvKey, enc.encode(PENDING)).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence) return false;
+          throw unavailable('Service temporarily unavailable: the idempotency store is unreachable; retry later', err, REFUSED_RETRY_AFTER_SECONDS);
+        },
+      );
       if (!claimed) return this.awaitReply(kvKey);
     }
     try {
@@ -532,7 +557,10 @@ export class Gateway {
     }
     this.app.ws<WsData>('/api/v1/stream/ws', {
       maxPayloadLength: 64 * 1024,
-      maxBackpressure: this.cfg.maxBufferedBytes,
+      // The feed stops writing at the first sign of backpressure and drops a client more
+      // than maxBufferedBytes behind, so uWS's own limit (which would drop messages
+      // silently, then close) is only a last guard: one batch over the feed's bound.
+      maxBackpressure: 4 * this.cfg.maxBufferedBytes,
       closeOnBackpressureLimit: 1 as unknown as number,
       idleTimeout: 120,
       sendPingsAutomatically: true,
@@ -582,6 +610,7 @@ export class Gateway {
       message: () => {
         /* clients only listen on this socket */
       },
+      drain: (ws) => ws.getUserData().sub?.onDrain(),
       close: (ws) => {
         const sub = ws.getUserData().sub;
         if (sub) {
@@ -624,6 +653,7 @@ export class Gateway {
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
     for (const c of [...this.sse]) c.close();
+    this.offReconnect();
     this.hub.close();
     (this.app as unknown as { close?: () => void }).close?.();
   }
@@ -716,12 +746,23 @@ class WsSub implements Subscriber {
     if (!this.closed) this.ws.send(json, false);
   }
 
+  /** Like SSE: stops at the first write the socket cannot take; `drain` resumes it. */
   write(events: Encoded[]): boolean {
     if (this.closed) return false;
     this.ws.cork(() => {
       for (const e of events) this.ws.send(e.json, false);
     });
+    if (this.ws.getBufferedAmount() > 0) {
+      this.backpressured = true;
+      return false;
+    }
     return true;
+  }
+
+  onDrain(): void {
+    if (this.closed || this.ws.getBufferedAmount() > 0) return;
+    this.backpressured = false;
+    this.feed?.flushOne(this);
   }
 
   end(): void {
@@ -738,4 +779,3 @@ class WsSub implements Subscriber {
     this.ws.end(1008, reason.slice(0, 120));
   }
 }
-

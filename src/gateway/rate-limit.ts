@@ -49,11 +49,12 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
 }
 
 export class RateLimiter {
-  constructor(private readonly kv: KV, private readonly log: Logger) {}
+  /** `connected`: false while NATS is unreachable; requests are then allowed without waiting. */
+  constructor(private readonly kv: KV, private readonly log: Logger, private readonly connected: () => boolean = () => true) {}
 
   /** Counts one request against `limit`; undefined when the principal is not limited. */
   async hit(p: Principal, limit: Limit, nowMs = Date.now()): Promise<RateDecision | undefined> {
-    if (p.anonymous) return undefined;
+    if (p.anonymous || !this.connected()) return undefined;
     const windowMs = limit.windowSeconds * 1000;
     const start = Math.floor(nowMs / windowMs) * windowMs;
     const reset = Math.ceil((start + windowMs) / 1000);

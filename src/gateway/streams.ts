@@ -23,7 +23,7 @@
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { STREAMS, decodeEvent, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
+import { STREAMS, SeqOrder, decodeEvent, replayGap, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
 import type { Logger } from '../log/index.js';
 
 export interface Encoded {
@@ -65,14 +65,7 @@ export function encodeEvent(e: WorkflowEvent): Encoded {
 }
 
 export function gapFrame(requestedAfter: number, firstAvailable: number): { json: string; frame: Buffer } {
-  const data = {
-    type: 'REPLAY_GAP',
-    message: `Events after seq ${requestedAfter} up to ${firstAvailable - 1} are no longer retained; replay continues from seq ${firstAvailable}`,
-    requested_after: requestedAfter,
-    first_available_seq: firstAvailable,
-    timestamp: new Date().toISOString(),
-  };
-  const json = JSON.stringify(data);
+  const json = JSON.stringify(replayGap(requestedAfter, firstAvailable));
   return { json, frame: Buffer.from(`event: REPLAY_GAP\ndata: ${json}\n\n`) };
 }
 
@@ -87,17 +80,21 @@ const matches = (f: Set<string> | undefined, e: Encoded) => !f || f.has(e.type) 
 
 export class Feed {
   ring: Encoded[] = [];
-  lastSeq = 0;
   ended = false;
+  /** Settles when the retained history is loaded (never rejects; see `failed`). */
   ready: Promise<void>;
+  failed?: Error;
   readonly subscribers = new Set<Subscriber>();
+  /** Attaches waiting for the history load: they keep the feed open without receiving. */
+  private attaching = 0;
   private sub?: Subscription;
-  private early: WorkflowEvent[] = [];
+  /** Live and loaded events in, each seq once and in order out. */
+  private readonly order = new SeqOrder<WorkflowEvent>();
   private loading = true;
-  private catchingUp = false;
+  private early: WorkflowEvent[] = [];
+  private catchUp?: Promise<void>;
+  private catchUpTimer?: NodeJS.Timeout;
   private closeTimer?: NodeJS.Timeout;
-  /** Initial load done: subscribers are attached (cursor and gap notice set) from here on. */
-  private settled = false;
   /** lastSeq at the last flush of every subscriber. */
   private flushedSeq = 0;
   closed = false;
@@ -113,71 +110,97 @@ export class Feed {
         }
       },
     });
-    this.ready = this.loadFrom(0).then(() => {
-      this.loading = false;
-      this.drainEarly();
-      this.settled = true;
-    });
+    this.ready = this.load(0).then(
+      (events) => {
+        // Retention may have dropped the oldest events: the history starts at its lowest seq.
+        const lowest = events.reduce((m, e) => Math.min(m, e.seq), Number.POSITIVE_INFINITY);
+        if (lowest > 1 && lowest !== Number.POSITIVE_INFINITY) this.order.last = lowest - 1;
+        const all = events.concat(this.early).sort((a, b) => a.seq - b.seq);
+        this.early = [];
+        this.loading = false;
+        for (const e of all) this.accept(e);
+        if (this.order.waiting) this.scheduleCatchUp();
+      },
+      (err: Error) => {
+        this.failed = err;
+        hub.log.warn({ err, workflow_id: workflowId }, 'stream history load failed');
+        hub.closeFeed(this);
+      },
+    );
   }
+
+  /** Seq of the newest event in the ring (what flushes hand out up to). */
+  lastSeq = 0;
 
   get firstRetained(): number {
     return this.ring.length ? this.ring[0].seq : this.lastSeq + 1;
   }
 
-  /** Reads retained events with seq > after from JetStream, appending the contiguous ones. */
-  private async loadFrom(after: number): Promise<void> {
+  /**
+   * Retained events with seq > after, in seq order. Reads the subject from JetStream up to
+   * the message that was last when the read began (later ones arrive on the live path).
+   */
+  private async load(after: number): Promise<WorkflowEvent[]> {
     const { jsm, js } = this.hub;
-    const last = await jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) }).catch(() => null);
-    if (!last) return;
-    const lastStreamSeq = last.seq;
+    const out: WorkflowEvent[] = [];
+    const last = await jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) }).catch((err: Error) => {
+      if (/no message found|not found/i.test(err.message)) return null;
+      throw err;
+    });
+    if (!last) return out;
     const consumer = await js.consumers.get(STREAMS.events, { filter_subjects: subjects.events(this.workflowId), deliver_policy: DeliverPolicy.All });
     const msgs = await consumer.consume({ max_messages: 512 });
     for await (const m of msgs) {
       const e = decodeEvent(m.data);
-      if (e.seq > after) this.append(e, true);
-      if (m.seq >= lastStreamSeq) break;
+      if (e.seq > after) out.push(e);
+      if (m.seq >= last.seq) break;
     }
     await msgs.close().catch(() => {});
-  }
-
-  private drainEarly(): void {
-    const early = this.early.sort((a, b) => a.seq - b.seq);
-    this.early = [];
-    for (const e of early) this.onLive(e);
+    return out.sort((a, b) => a.seq - b.seq);
   }
 
   private onLive(e: WorkflowEvent): void {
-    if (this.loading || this.catchingUp) {
+    if (this.closed) return;
+    if (this.loading) {
       this.early.push(e);
       return;
     }
-    if (e.seq <= this.lastSeq) return;
-    if (e.seq === this.lastSeq + 1) {
-      this.append(e, false);
-      return;
-    }
-    // A gap on the live path (missed core message): catch up from JetStream.
-    this.early.push(e);
-    this.catchingUp = true;
-    void this.loadFrom(this.lastSeq)
+    this.accept(e);
+    // A gap on the live path (a core message missed, or a publish retried after a later
+    // one): fetch what is missing from JetStream.
+    if (this.order.waiting) this.scheduleCatchUp();
+  }
+
+  private accept(e: WorkflowEvent): void {
+    for (const x of this.order.push(e)) this.append(x);
+  }
+
+  /**
+   * Reads what is missing from JetStream; repeated every second while a gap remains (the
+   * missing event may not be stored yet: its publisher re-sends it after an outage).
+   * Also run for every feed after the NATS connection comes back.
+   */
+  scheduleCatchUp(): void {
+    if (this.closed || this.loading || this.catchUp) return;
+    clearTimeout(this.catchUpTimer);
+    this.catchUpTimer = undefined;
+    this.catchUp = this.load(this.order.last)
+      .then((events) => events.forEach((e) => this.accept(e)))
       .catch((err) => this.hub.log.warn({ err, workflow_id: this.workflowId }, 'stream catch-up failed'))
       .finally(() => {
-        this.catchingUp = false;
-        this.drainEarly();
+        this.catchUp = undefined;
+        if (this.order.waiting && !this.closed) {
+          this.catchUpTimer = setTimeout(() => this.scheduleCatchUp(), 1000);
+          this.catchUpTimer.unref();
+        }
       });
   }
 
-  private append(e: WorkflowEvent, history: boolean): void {
-    if (e.seq <= this.lastSeq) return;
-    if (this.ring.length && e.seq !== this.lastSeq + 1 && !history) return;
-    // History may start after seq 1 (older events expired); the ring keeps whatever is contiguous from there.
-    if (history && this.ring.length && e.seq !== this.lastSeq + 1) {
-      this.ring = [];
-    }
+  private append(e: WorkflowEvent): void {
     const enc = encodeEvent(e);
     // A burst larger than the ring within one turn would discard events no flush has handed
     // out yet: deliver them to every writable subscriber first, so only stalled ones fall behind.
-    if (this.settled && this.ring.length >= this.hub.opts.ringCapacity && this.ring[0].seq > this.flushedSeq) this.flush();
+    if (this.ring.length >= this.hub.opts.ringCapacity && this.ring[0].seq > this.flushedSeq) this.flush();
     this.ring.push(enc);
     this.lastSeq = e.seq;
     if (e.type === 'STREAM_END') this.ended = true;
@@ -193,6 +216,17 @@ export class Feed {
     return this.ring.slice(start);
   }
 
+  /** An attach is waiting for the history load: keep the feed open meanwhile. */
+  hold(): void {
+    clearTimeout(this.closeTimer);
+    this.attaching++;
+  }
+
+  unhold(): void {
+    this.attaching--;
+    this.lingerIfIdle();
+  }
+
   add(s: Subscriber): void {
     clearTimeout(this.closeTimer);
     this.subscribers.add(s);
@@ -200,13 +234,16 @@ export class Feed {
 
   remove(s: Subscriber): void {
     this.subscribers.delete(s);
-    if (!this.subscribers.size && !this.closed) {
-      clearTimeout(this.closeTimer);
-      this.closeTimer = setTimeout(() => {
-        if (!this.subscribers.size) this.hub.closeFeed(this);
-      }, this.hub.opts.lingerMs ?? 5000);
-      this.closeTimer.unref();
-    }
+    this.lingerIfIdle();
+  }
+
+  private lingerIfIdle(): void {
+    if (this.subscribers.size || this.attaching || this.closed) return;
+    clearTimeout(this.closeTimer);
+    this.closeTimer = setTimeout(() => {
+      if (!this.subscribers.size && !this.attaching) this.hub.closeFeed(this);
+    }, this.hub.opts.lingerMs ?? 5000);
+    this.closeTimer.unref();
   }
 
   /** Delivers everything new to every subscriber (one write each, unless over maxBufferedBytes). */
@@ -239,6 +276,7 @@ export class Feed {
         b = this.batch(s.cursor, s.filter, max);
         if (!s.filter) shared?.set(s.cursor, b);
       }
+      if (b.last === s.cursor) return; // nothing in the ring past the cursor (never expected)
       s.cursor = b.last;
       if (b.events.length && !s.write(b.events, b.buf)) s.stalledAt = this.lastSeq;
     }
@@ -275,6 +313,7 @@ export class Feed {
   close(): void {
     this.closed = true;
     clearTimeout(this.closeTimer);
+    clearTimeout(this.catchUpTimer);
     this.sub?.unsubscribe();
   }
 }
@@ -327,19 +366,29 @@ export class StreamHub {
    */
   async attach(workflowId: string, s: Subscriber, after: number, onGap: (after: number, first: number) => void): Promise<Feed> {
     const f = this.feed(workflowId);
-    f.add(s);
-    await f.ready;
-    if (s.closed) {
-      f.remove(s);
-      return f;
+    // The subscriber joins only once the history is loaded and its cursor is set: a flush
+    // during the load must not write to it from a cursor it does not have yet.
+    f.hold();
+    try {
+      await f.ready;
+    } finally {
+      f.unhold();
     }
+    if (f.failed) throw f.failed;
+    if (s.closed) return f;
     const first = f.firstRetained;
     // From the start (after = 0) too: events 1..first-1 are gone, so say so.
     if (after + 1 < first && f.lastSeq > 0) onGap(after, first);
     s.cursor = Math.max(after, first - 1);
     if (after > f.lastSeq) s.cursor = after;
+    f.add(s);
     f.flushOne(s);
     return f;
+  }
+
+  /** After a NATS reconnect: core subscriptions missed what was published meanwhile. */
+  catchUpAll(): void {
+    for (const f of this.feeds.values()) f.scheduleCatchUp();
   }
 
   close(): void {

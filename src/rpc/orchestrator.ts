@@ -13,7 +13,7 @@ import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { DeliverPolicy } from '@nats-io/jetstream';
-import { STREAMS, decodeEvent, parseResumePoint, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
+import { STREAMS, SeqOrder, decodeEvent, parseResumePoint, replayGap, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
 import { ExecutionMode, ModelTier, StatusCode, TaskStatus, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
 import {
   GetTaskStatusResponseSchema,
@@ -26,6 +26,7 @@ import type { Logger } from '../log/index.js';
 import type { Store, TaskRow } from '../store/index.js';
 import { EXECUTION_MODE, MODES, type Mode, type TaskStart } from '../actors/workflows.js';
 import { readControl, updateControl } from '../actors/control.js';
+import { enqueueStart } from '../actors/enqueue.js';
 import { TERMINAL_STATUSES, UUID_RE } from '../store/index.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 
@@ -182,7 +183,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
         submitted_at: createdAt.toISOString(),
         ...(md?.sessionId ? {} : { new_session: true }),
       };
-      await d.bus.events.publish(subjects.taskStart(taskId), enc.encode(JSON.stringify(start)), taskId);
+      await enqueueStart(d, start);
       d.log.debug({ workflow_id: taskId, trace_id: traceId, mode }, 'task submitted');
       return {
         workflowId: taskId,
@@ -325,12 +326,33 @@ export function createStreamingService(d: { bus: Bus; store: Store; log: Logger 
       const msgs = await consumer.consume();
       const onAbort = () => void msgs.close();
       ctx.signal.addEventListener('abort', onAbort, { once: true });
+      // Each seq once and in order, even if stored twice or out of order (a publish re-sent
+      // after an outage); a resume point older than what is retained gets REPLAY_GAP first.
+      const order = new SeqOrder<WorkflowEvent>(after);
+      let first = true;
       try {
         for await (const m of msgs) {
           const e = decodeEvent(m.data);
-          if (e.seq > after && (!types.size || types.has(e.type))) yield eventToUpdate(e, new Date(e.timestamp));
-          // Also when the resume point is at or past STREAM_END: the stream is over either way.
-          if (e.type === 'STREAM_END') break;
+          // The resume point is at or past STREAM_END: the stream is over either way.
+          if (e.type === 'STREAM_END' && e.seq <= order.last) break;
+          let ready: WorkflowEvent[];
+          if (first && e.seq > after + 1) {
+            const gap = replayGap(after, e.seq);
+            yield create(TaskUpdateSchema, {
+              workflowId: req.workflowId,
+              type: gap.type,
+              agentId: 'streaming',
+              message: gap.message,
+              timestamp: timestampFromDate(new Date(gap.timestamp)),
+              payload: { requested_after: gap.requested_after, first_available_seq: gap.first_available_seq },
+            });
+            ready = order.skipTo(e.seq - 1).concat(order.push(e));
+          } else ready = order.push(e);
+          first = false;
+          for (const x of ready) {
+            if (!types.size || types.has(x.type)) yield eventToUpdate(x, new Date(x.timestamp));
+          }
+          if (ready.some((x) => x.type === 'STREAM_END')) break;
         }
       } finally {
         ctx.signal.removeEventListener('abort', onAbort);

@@ -244,10 +244,27 @@ export class Store {
     return rows[0];
   }
 
-  /** QUEUED -> RUNNING; a no-op for any other state. */
-  async markRunning(id: string, at: Date): Promise<void> {
-    await this.sql`UPDATE tasks SET status = 'TASK_STATUS_RUNNING', started_at = COALESCE(started_at, ${at}), updated_at = ${at}
-      WHERE id = ${id}::uuid AND status IN ('TASK_STATUS_QUEUED', 'TASK_STATUS_RUNNING')`;
+  /**
+   * A worker's claim on a task it is about to run: QUEUED becomes RUNNING. Returns the
+   * task's status afterwards, or undefined when the row does not exist: the submission was
+   * withdrawn (refused while the bus was down) and must never run.
+   */
+  async claimStart(id: string, at: Date): Promise<string | undefined> {
+    const [r] = await this.sql<{ status: string | null }[]>`
+      WITH u AS (
+        UPDATE tasks SET status = 'TASK_STATUS_RUNNING', started_at = COALESCE(started_at, ${at}), updated_at = ${at}
+        WHERE id = ${id}::uuid AND status = 'TASK_STATUS_QUEUED' RETURNING status)
+      SELECT COALESCE((SELECT status FROM u), (SELECT status FROM tasks WHERE id = ${id}::uuid)) AS status`;
+    return r?.status ?? undefined;
+  }
+
+  /**
+   * Takes back a submission whose start message could not be published: deleted only while
+   * still QUEUED, so it either never runs (true) or a worker already claimed it (false).
+   */
+  async withdrawQueued(id: string): Promise<boolean> {
+    const r = await this.sql`DELETE FROM tasks WHERE id = ${id}::uuid AND status = 'TASK_STATUS_QUEUED'`;
+    return r.count === 1;
   }
 
   async setStatus(id: string, status: string, at: Date): Promise<boolean> {

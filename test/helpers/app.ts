@@ -95,7 +95,13 @@ export interface SseResult {
 /** Reads an SSE response frame by frame until the server ends it, `until` says stop, or timeout. */
 export async function readSse(
   url: string,
-  opts: { headers?: Record<string, string>; until?: (e: SseEvent, all: SseEvent[]) => boolean; timeoutMs?: number } = {},
+  opts: {
+    headers?: Record<string, string>;
+    until?: (e: SseEvent, all: SseEvent[]) => boolean;
+    timeoutMs?: number;
+    /** A slow client: pause this long after every chunk read. */
+    readDelayMs?: number;
+  } = {},
 ): Promise<SseResult> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 20_000);
@@ -115,6 +121,7 @@ export async function readSse(
           closedByServer = true;
           break;
         }
+        if (opts.readDelayMs) await new Promise((r) => setTimeout(r, opts.readDelayMs));
         buf += dec.decode(value, { stream: true });
         let i: number;
         while ((i = buf.indexOf('\n\n')) >= 0) {
