@@ -125,7 +125,8 @@ interface Active {
   done: Promise<void>;
   /** Revision of this worker's lease on the workflow, while held. */
   leaseRev?: number;
-  leaseRenewedAt?: number;
+  /** A renewal is under way. */
+  renewing?: boolean;
 }
 
 export class Worker {
@@ -152,21 +153,7 @@ export class Worker {
     this.heartbeat = setInterval(() => {
       for (const [id, a] of this.active) {
         a.msg.working();
-        if (a.leaseRev) {
-          this.bus.kv.leases.update(kvKeys.lease(id), enc.encode(this.owner), a.leaseRev).then(
-            (rev) => {
-              a.leaseRev = rev;
-              a.leaseRenewedAt = Date.now();
-            },
-            (err: unknown) => {
-              // Another owner wrote the key: it runs the workflow now. A failed renewal during a
-              // NATS outage is retried with the next heartbeat; only once the lease may have
-              // expired (one ack wait without renewal) could another worker have taken over.
-              const taken = err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence;
-              if (taken || Date.now() - (a.leaseRenewedAt ?? 0) > this.opts.ackWaitMs) a.ctx?.abort.abort(new LeaseLost('lease lost to another worker'));
-            },
-          );
-        }
+        if (a.leaseRev) this.renewLease(id, a);
       }
     }, Math.max(200, Math.floor(this.opts.ackWaitMs / 3)));
     this.loop = (async () => {
@@ -228,6 +215,39 @@ export class Worker {
     }
   }
 
+  /**
+   * Renews the lease with the in-progress ack. While NATS is unreachable the renewal waits
+   * for the next heartbeat (the actor keeps running: its publishes wait too). When the key
+   * changed or expired meanwhile (a restarted server expires it by age), the lease is taken
+   * again if nobody else holds it; otherwise another worker runs the workflow now and this
+   * actor stops.
+   */
+  private renewLease(id: string, a: Active): void {
+    if (a.renewing || !this.bus.connected) return;
+    a.renewing = true;
+    const kv = this.bus.kv.leases;
+    const key = kvKeys.lease(id);
+    kv.update(key, enc.encode(this.owner), a.leaseRev!)
+      .catch(async (err: unknown) => {
+        if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence)) return a.leaseRev;
+        const e = await kv.get(key);
+        if (e && e.operation === 'PUT' && e.value.length && dec.decode(e.value) !== this.owner) throw new LeaseLost('lease lost to another worker');
+        return e && e.operation === 'PUT' && e.value.length ? kv.update(key, enc.encode(this.owner), e.revision) : kv.create(key, enc.encode(this.owner));
+      })
+      .then(
+        (rev) => {
+          a.leaseRev = rev;
+        },
+        (err: unknown) => {
+          const taken = err instanceof LeaseLost || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence);
+          if (taken) a.ctx?.abort.abort(new LeaseLost('lease lost to another worker'));
+        },
+      )
+      .finally(() => {
+        a.renewing = false;
+      });
+  }
+
   private releaseLease(workflowId: string, entry: Active): void {
     if (!entry.leaseRev) return;
     entry.leaseRev = undefined;
@@ -250,7 +270,6 @@ export class Worker {
       return;
     }
     entry.leaseRev = lease;
-    entry.leaseRenewedAt = Date.now();
     try {
       await this.runLeased(task, entry);
     } finally {

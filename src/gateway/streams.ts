@@ -69,6 +69,9 @@ export function gapFrame(requestedAfter: number, firstAvailable: number): { json
   return { json, frame: Buffer.from(`event: REPLAY_GAP\ndata: ${json}\n\n`) };
 }
 
+/** How long a new feed keeps retrying its first history read (e.g. through a NATS restart). */
+const INITIAL_LOAD_PATIENCE_MS = 30_000;
+
 interface Batch {
   events: Encoded[];
   buf?: Buffer;
@@ -93,6 +96,8 @@ export class Feed {
   private loading = true;
   private early: WorkflowEvent[] = [];
   private catchUp?: Promise<void>;
+  /** A catch-up was asked for while a read was under way. */
+  private again = false;
   private catchUpTimer?: NodeJS.Timeout;
   private closeTimer?: NodeJS.Timeout;
   /** lastSeq at the last flush of every subscriber. */
@@ -110,7 +115,7 @@ export class Feed {
         }
       },
     });
-    this.ready = this.load(0).then(
+    this.ready = this.initialLoad().then(
       (events) => {
         // Retention may have dropped the oldest events: the history starts at its lowest seq.
         const lowest = events.reduce((m, e) => Math.min(m, e.seq), Number.POSITIVE_INFINITY);
@@ -119,7 +124,7 @@ export class Feed {
         this.early = [];
         this.loading = false;
         for (const e of all) this.accept(e);
-        if (this.order.waiting) this.scheduleCatchUp();
+        if (this.order.waiting || this.again) this.scheduleCatchUp();
       },
       (err: Error) => {
         this.failed = err;
@@ -127,6 +132,23 @@ export class Feed {
         hub.closeFeed(this);
       },
     );
+  }
+
+  /**
+   * The first read of the history, retried through a short NATS outage (clients wait rather
+   * than being dropped); gives up after INITIAL_LOAD_PATIENCE_MS or once nobody waits.
+   */
+  private async initialLoad(): Promise<WorkflowEvent[]> {
+    const giveUp = Date.now() + INITIAL_LOAD_PATIENCE_MS;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+      try {
+        return await this.load(0);
+      } catch (err) {
+        if (Date.now() > giveUp || this.closed || (!this.attaching && !this.subscribers.size)) throw err;
+        this.hub.log.warn({ err, workflow_id: this.workflowId }, 'stream history load failed; retrying');
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
   }
 
   /** Seq of the newest event in the ring (what flushes hand out up to). */
@@ -181,15 +203,28 @@ export class Feed {
    * Also run for every feed after the NATS connection comes back.
    */
   scheduleCatchUp(): void {
-    if (this.closed || this.loading || this.catchUp) return;
+    if (this.closed) return;
+    if (this.loading || this.catchUp) {
+      // A read under way may have started before what this request is about: read again after.
+      this.again = true;
+      return;
+    }
+    this.again = false;
     clearTimeout(this.catchUpTimer);
     this.catchUpTimer = undefined;
+    let failed = false;
     this.catchUp = this.load(this.order.last)
       .then((events) => events.forEach((e) => this.accept(e)))
-      .catch((err) => this.hub.log.warn({ err, workflow_id: this.workflowId }, 'stream catch-up failed'))
+      .catch((err) => {
+        // E.g. JetStream still loading its streams after a server restart: try again.
+        failed = true;
+        this.hub.log.warn({ err, workflow_id: this.workflowId }, 'stream catch-up failed; retrying');
+      })
       .finally(() => {
         this.catchUp = undefined;
-        if (this.order.waiting && !this.closed) {
+        if (this.closed) return;
+        if (this.again) this.scheduleCatchUp();
+        else if (failed || this.order.waiting) {
           this.catchUpTimer = setTimeout(() => this.scheduleCatchUp(), 1000);
           this.catchUpTimer.unref();
         }
