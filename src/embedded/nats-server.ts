@@ -266,7 +266,12 @@ export interface NatsSupervisorLogger extends NatsServerLogger {
 export async function startSupervisedNatsServer(
   opts: StartNatsServerOptions & { logger: NatsSupervisorLogger },
 ): Promise<SupervisedNatsServer> {
+  // A parent killed with SIGKILL leaves its child running on the store: stop that one first
+  // (two servers on one store directory would corrupt it).
+  const pidFile = join(resolve(opts.storeDir), 'nats-server.pid')
+  await stopOrphan(pidFile, opts.logger)
   let current = await startNatsServer(opts)
+  await writeFile(pidFile, String(current.pid))
   const port = current.port
   const log = opts.logger
   let stopped = false
@@ -287,6 +292,7 @@ export async function startSupervisedNatsServer(
           current = next
           running = true
           restarts++
+          await writeFile(pidFile, String(next.pid)).catch(() => {})
           log.warn({ pid: next.pid, restarts }, 'embedded nats-server restarted')
           watch(next)
           return
@@ -313,6 +319,35 @@ export async function startSupervisedNatsServer(
     async stop() {
       stopped = true
       await current.stop()
+      await rm(pidFile, { force: true })
     },
   }
+}
+
+/** Stops a nats-server left running by a previous process of this service on the same store. */
+async function stopOrphan(pidFile: string, log: NatsServerLogger): Promise<void> {
+  const pid = Number(await readFile(pidFile, 'utf8').catch(() => ''))
+  if (!Number.isInteger(pid) || pid <= 0) return
+  const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
+  if (!cmd.includes('nats-server')) return
+  log.warn({ pid }, 'stopping a nats-server left running on this store by an earlier process')
+  try {
+    process.kill(pid, 'SIGTERM')
+  } catch {
+    return
+  }
+  for (let i = 0; i < 50; i++) {
+    await sleep(100)
+    try {
+      process.kill(pid, 0)
+    } catch {
+      return
+    }
+  }
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    /* gone */
+  }
+  await sleep(100)
 }

@@ -69,6 +69,9 @@ export function gapFrame(requestedAfter: number, firstAvailable: number): { json
   return { json, frame: Buffer.from(`event: REPLAY_GAP\ndata: ${json}\n\n`) };
 }
 
+/** A history read that has made no progress for this long is abandoned (and retried). */
+const LOAD_STALL_MS = 5000;
+
 /** How long a new feed keeps retrying its first history read (e.g. through a NATS restart). */
 const INITIAL_LOAD_PATIENCE_MS = 30_000;
 
@@ -172,12 +175,27 @@ export class Feed {
     if (!last) return out;
     const consumer = await js.consumers.get(STREAMS.events, { filter_subjects: subjects.events(this.workflowId), deliver_policy: DeliverPolicy.All });
     const msgs = await consumer.consume({ max_messages: 512 });
-    for await (const m of msgs) {
-      const e = decodeEvent(m.data);
-      if (e.seq > after) out.push(e);
-      if (m.seq >= last.seq) break;
+    // An ordered consumer cut off by a lost connection can wait a long time before it resets
+    // itself: a read that stalls is abandoned and retried by the caller.
+    let stalled = false;
+    let progressAt = Date.now();
+    const timer = setInterval(() => {
+      if (Date.now() - progressAt < LOAD_STALL_MS) return;
+      stalled = true;
+      void msgs.close();
+    }, 500);
+    try {
+      for await (const m of msgs) {
+        progressAt = Date.now();
+        const e = decodeEvent(m.data);
+        if (e.seq > after) out.push(e);
+        if (m.seq >= last.seq) break;
+      }
+    } finally {
+      clearInterval(timer);
+      await msgs.close().catch(() => {});
     }
-    await msgs.close().catch(() => {});
+    if (stalled) throw new Error(`reading the history of ${this.workflowId} stalled for ${LOAD_STALL_MS} ms`);
     return out.sort((a, b) => a.seq - b.seq);
   }
 

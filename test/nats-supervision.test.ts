@@ -1,0 +1,103 @@
+/**
+ * The embedded nats-server is supervised: killing only the child under load, the service
+ * restarts it on the same port and store, reconnects, is ready again within 5 s, and every
+ * accepted task completes with a gap-free stream; submissions refused meanwhile (503 with
+ * Retry-After) never run.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { json, readSse, waitFor } from './helpers/app.js';
+import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'taskorch-supervised-'));
+let p: ServiceProcess | undefined;
+afterAll(async () => {
+  // SIGTERM: the service stops its nats-server child too.
+  p?.kill('SIGTERM');
+  await p?.exited;
+  if (process.env.DEBUG_SUP) console.log(p?.logs.slice(-15).join('\n'));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('embedded nats-server supervision', () => {
+  it('kill -9 of the nats child under load: ready again within 5 s, every accepted task completes gap-free', async () => {
+    p = await startServiceProcess({
+      DATA_DIR: dataDir,
+      DATABASE_URL: inject('pgUrl'),
+      GATEWAY_PORT: '0',
+      ORCHESTRATOR_GRPC_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      OFFLINE_LLM_CHUNK_DELAY_MS: '30',
+      PARTIAL_CHUNK_CHARS: '24',
+    });
+    const ready = JSON.parse(await p.waitForLog(/"msg":"ready/)) as { gateway: number };
+    const base = `http://127.0.0.1:${ready.gateway}`;
+    const natsPid = (JSON.parse(await p.waitForLog(/"msg":"nats-server started"/)) as { pid: number }).pid;
+    const run = `supervised-${Date.now()}`;
+    const submit = (q: string) => fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q, mode: 'standard' }) });
+
+    const accepted: string[] = [];
+    for (let i = 0; i < 40; i++) accepted.push((await json(await submit(`${run} before ${i}: Plan it. Then do it. And summarise.`))).task_id);
+    const live = accepted.slice(0, 10).map((id) => ({ id, done: readSse(`${base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 60_000 }) }));
+    await new Promise((r) => setTimeout(r, 500));
+
+    // Keep submitting through the kill.
+    let submitting = true;
+    const during: { status: number; retryAfter: string | null; marker: string; id?: string }[] = [];
+    const loop = (async () => {
+      for (let i = 0; submitting; i++) {
+        const marker = `${run} during ${i}:`;
+        const r = await submit(`${marker} hello`);
+        during.push({ status: r.status, retryAfter: r.headers.get('retry-after'), marker, id: (await json(r)).task_id });
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    })();
+
+    const killedAt = Date.now();
+    process.kill(natsPid, 'SIGKILL');
+    await waitFor(async () => (await fetch(`${base}/readiness`)).status === 200 && (await fetch(`${base}/health`)).status === 200, 5000, 50);
+    const readyAfterMs = Date.now() - killedAt;
+    await p.waitForLog(/embedded nats-server restarted/, 1000);
+    await new Promise((r) => setTimeout(r, 500));
+    submitting = false;
+    await loop;
+    console.log(`supervision: ready again ${readyAfterMs} ms after the kill; ${during.filter((d) => d.status === 200).length} submissions accepted, ${during.filter((d) => d.status === 503).length} refused meanwhile`);
+    expect(readyAfterMs).toBeLessThan(5000);
+    expect(during.filter((d) => d.status !== 200 && d.status !== 503)).toEqual([]);
+    for (const d of during) {
+      if (d.status === 200) accepted.push(d.id!);
+      else expect(d.retryAfter).toMatch(/^\d+$/);
+    }
+
+    for (const id of accepted) {
+      const s = await waitFor(async () => {
+        const b = await json(await fetch(`${base}/api/v1/tasks/${id}`));
+        return /COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(b.status) ? b : undefined;
+      }, 30_000);
+      expect(s.status, `${id}: ${s.error}`).toBe('TASK_STATUS_COMPLETED');
+    }
+    for (const l of live) {
+      const r = await l.done;
+      const evs = r.events.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data) as { seq: number; type: string });
+      expect(evs.map((e) => e.seq), l.id).toEqual(evs.map((_, i) => i + 1));
+      expect(evs.at(-1)?.type).toBe('STREAM_END');
+    }
+    for (const id of accepted) {
+      const h = await waitFor(async () => {
+        const b = await json(await fetch(`${base}/api/v1/tasks/${id}/events?limit=5000`));
+        return b.events.at(-1)?.type === 'STREAM_END' ? b : undefined;
+      }, 20_000);
+      const seqs = h.events.map((e: { seq: number }) => e.seq);
+      expect(seqs, id).toEqual(seqs.map((_: number, i: number) => i + 1));
+    }
+    const sql = postgres(inject('pgUrl'), { max: 1, onnotice: () => {} });
+    try {
+      for (const d of during.filter((x) => x.status === 503)) expect(await sql`SELECT id FROM tasks WHERE query LIKE ${d.marker + '%'}`).toHaveLength(0);
+    } finally {
+      await sql.end();
+    }
+  }, 120_000);
+});
