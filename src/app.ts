@@ -20,7 +20,7 @@ import { Worker } from './actors/worker.js';
 import { connectBus, type Bus } from './bus/index.js';
 import type { Config } from './config/index.js';
 import { startEmbeddedPostgres, EMBEDDED_PG_MAX_CONNECTIONS } from './embedded/pglite.js';
-import { startSupervisedNatsServer, type SupervisedNatsServer } from './embedded/nats-server.js';
+import { findNatsServerBinary, natsServerVersion, startSupervisedNatsServer, supportsSyncInterval, type SupervisedNatsServer } from './embedded/nats-server.js';
 import { Gateway } from './gateway/index.js';
 import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from './gen/svc/v1/streaming_pb.js';
@@ -144,7 +144,16 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     let embeddedNats: SupervisedNatsServer | undefined;
     if (!natsUrl) {
       mkdirSync(join(dataDir, 'nats'), { recursive: true });
-      const srv = await startSupervisedNatsServer({ storeDir: join(dataDir, 'nats'), port: 0, host: '127.0.0.1', logger: log });
+      // No acknowledged event lost: an ack means written to the store file (survives a kill of
+      // the server); with sync_interval "always" (nats-server >= 2.10) also fsynced (survives
+      // a power loss). Older servers fsync every 2 minutes: say so.
+      const bin = findNatsServerBinary();
+      const canSync = supportsSyncInterval(bin ? natsServerVersion(bin) : undefined);
+      const syncInterval = cfg.nats.syncInterval ?? (canSync ? 'always' : undefined);
+      if (!canSync && !cfg.nats.syncInterval) {
+        log.warn('nats-server < 2.10: acknowledged events survive a crash of the server process but not a power loss (fsync every 2 minutes); see deploy/README.md');
+      }
+      const srv = await startSupervisedNatsServer({ storeDir: join(dataDir, 'nats'), port: 0, host: '127.0.0.1', logger: log, syncInterval });
       cleanups.push(() => srv.stop());
       embeddedNats = srv;
       natsUrl = srv.url;

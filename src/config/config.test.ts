@@ -205,3 +205,17 @@ describe('invalid values throw ConfigError naming the variable', () => {
     expect(err.name).toBe('ConfigError');
   });
 });
+
+describe('NATS_SYNC_INTERVAL (embedded nats-server fsync policy)', () => {
+  it('is unset by default (the embedded server then uses "always" where supported)', () => {
+    expect(loadConfig({}).nats.syncInterval).toBeUndefined();
+  });
+  it('accepts "always" and durations', () => {
+    expect(loadConfig({ NATS_SYNC_INTERVAL: 'always' }).nats.syncInterval).toBe('always');
+    expect(loadConfig({ NATS_SYNC_INTERVAL: '30s' }).nats.syncInterval).toBe('30s');
+  });
+  it('refuses other values, and any value with NATS_URL (it configures only the embedded server)', () => {
+    expect(configError({ NATS_SYNC_INTERVAL: 'sometimes' }).message).toMatch(/NATS_SYNC_INTERVAL/);
+    expect(configError({ NATS_SYNC_INTERVAL: 'always', NATS_URL: 'nats://x:4222' }).message).toMatch(/only to the embedded/);
+  });
+});

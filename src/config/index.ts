@@ -66,6 +66,16 @@ function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readon
   return v;
 }
 
+function syncInterval(env: Env): string | undefined {
+  const v = optStr(env, 'NATS_SYNC_INTERVAL')?.trim();
+  if (v === undefined) return undefined;
+  if (!unset(env.NATS_URL)) {
+    throw new ConfigError('NATS_SYNC_INTERVAL', "applies only to the embedded nats-server (NATS_URL unset); set sync_interval in your own server's jetstream block instead");
+  }
+  if (v !== 'always' && !/^\d+(ms|s|m|h)$/.test(v)) throw new ConfigError('NATS_SYNC_INTERVAL', `must be "always" or a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
+  return v;
+}
+
 function perMinute(env: Env, name: string, def: number): number {
   // Accepts "120" or "120/min".
   const v = env[name];
@@ -115,6 +125,11 @@ export function loadConfig(env: Env = process.env) {
       url: optStr(env, 'NATS_URL'),
       /** Replicas for streams and buckets (3 in a production cluster). */
       replicas: num(env, 'NATS_REPLICAS', 1, { min: 1, max: 5, int: true }),
+      /**
+       * JetStream fsync policy of the embedded server (`always` or a duration such as `30s`);
+       * unset: `always` where the server supports it (nats-server >= 2.10).
+       */
+      syncInterval: syncInterval(env),
     },
     db: {
       /** Unset: embedded PGlite served on a local socket. */

@@ -8,7 +8,7 @@
  * listens. `stop()` sends SIGTERM (JetStream flushes and shuts down cleanly), and SIGKILL
  * if the process has not exited 5 s later.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { connect as netConnect } from 'node:net'
@@ -40,6 +40,11 @@ export interface StartNatsServerOptions {
   binary?: string
   /** Maximum message payload in bytes. Default DEFAULT_MAX_PAYLOAD (8 MB). */
   maxPayload?: number
+  /**
+   * JetStream `sync_interval` (`always` or a duration): when acknowledged messages are
+   * fsynced. Needs nats-server >= 2.10; asking for it on an older server is an error.
+   */
+  syncInterval?: string
   logger?: NatsServerLogger
 }
 
@@ -95,7 +100,7 @@ function resolveBinary(explicit: string | undefined): string {
   return found
 }
 
-function renderConfig(o: { host: string; port: number; storeDir: string; portsDir: string; maxPayload: number }): string {
+function renderConfig(o: { host: string; port: number; storeDir: string; portsDir: string; maxPayload: number; syncInterval?: string }): string {
   // JSON string literals are valid NATS config strings and take care of quoting paths.
   return [
     `listen: ${JSON.stringify(`${o.host}:${o.port === 0 ? -1 : o.port}`)}`,
@@ -103,9 +108,26 @@ function renderConfig(o: { host: string; port: number; storeDir: string; portsDi
     `max_payload: ${o.maxPayload}`,
     `jetstream {`,
     `  store_dir: ${JSON.stringify(o.storeDir)}`,
+    ...(o.syncInterval ? [`  sync_interval: ${JSON.stringify(o.syncInterval)}`] : []),
     `}`,
     '',
   ].join('\n')
+}
+
+/** The server's version as [major, minor, patch], from `nats-server --version`. */
+export function natsServerVersion(binary: string): [number, number, number] | undefined {
+  try {
+    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 5000 })
+    const m = /v(\d+)\.(\d+)\.(\d+)/.exec(out)
+    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** sync_interval arrived in nats-server 2.10. */
+export function supportsSyncInterval(v: [number, number, number] | undefined): boolean {
+  return !!v && (v[0] > 2 || (v[0] === 2 && v[1] >= 10))
 }
 
 /** Reads `<name>_<pid>.ports` ({"nats":["nats://host:port"], ...}) if it exists and parses. */
@@ -164,10 +186,13 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
   const configPath = join(storeDir, 'nats-server.conf')
   const logger = opts.logger
 
+  if (opts.syncInterval && !supportsSyncInterval(natsServerVersion(binary))) {
+    throw new Error(`nats-server at ${binary} does not support sync_interval (needs 2.10 or newer); unset NATS_SYNC_INTERVAL or upgrade nats-server`)
+  }
   await mkdir(portsDir, { recursive: true })
   await writeFile(
     configPath,
-    renderConfig({ host, port: requestedPort, storeDir, portsDir, maxPayload: opts.maxPayload ?? DEFAULT_MAX_PAYLOAD }),
+    renderConfig({ host, port: requestedPort, storeDir, portsDir, maxPayload: opts.maxPayload ?? DEFAULT_MAX_PAYLOAD, syncInterval: opts.syncInterval }),
   )
 
   const child = spawn(binary, ['-c', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
