@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import http2 from 'node:http2';
 import { join, resolve } from 'node:path';
 import { createClient, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from '@connectrpc/connect';
@@ -49,6 +50,8 @@ export interface App {
   reconciler?: Reconciler;
   grpcPort?: number;
   gatewayPort?: number;
+  /** GATEWAY_HEALTH_PORT's listener, when set. */
+  healthPort?: number;
   natsUrl: string;
   /** The supervised embedded nats-server, when NATS_URL is unset. */
   embeddedNats?: SupervisedNatsServer;
@@ -70,6 +73,40 @@ export function createLlm(cfg: Config): LlmProvider {
     });
   }
   return new OfflineProvider({ chunkDelayMs: cfg.llm.offlineChunkDelayMs });
+}
+
+/**
+ * /health and /readiness on node:http, for load balancers whose probes speak HTTP/1.0 (the
+ * uWebSockets.js build at the edge answers HTTP/1.1 only). Same handlers, same answers.
+ */
+async function startHealthListener(gateway: Gateway, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    const reply = req.method !== 'GET' && req.method !== 'HEAD'
+      ? Promise.resolve({ status: 405, body: { error: 'Method not allowed' } })
+      : path === '/health'
+        ? Promise.resolve(gateway.health())
+        : path === '/readiness'
+          ? gateway.readiness()
+          : Promise.resolve({ status: 404, body: { error: `Not found: ${req.method} ${path}` } });
+    void reply.then((r) => {
+      res.writeHead(r.status, { 'Content-Type': 'application/json', Connection: 'close' });
+      res.end(req.method === 'HEAD' ? undefined : JSON.stringify(r.body));
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(port, host, () => res());
+  });
+  const addr = server.address();
+  return {
+    port: typeof addr === 'object' && addr ? addr.port : port,
+    close: () => new Promise<void>((res) => {
+      server.close(() => res());
+      server.closeAllConnections();
+    }),
+  };
 }
 
 /** JWT secret: JWT_SECRET, else one generated once and kept in DATA_DIR (single machine). */
@@ -310,6 +347,12 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
         },
         { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log) },
       );
+      if (cfg.gateway.healthPort !== undefined) {
+        const probes = await startHealthListener(gateway, cfg.gateway.host, cfg.gateway.healthPort);
+        app.healthPort = probes.port;
+        cleanups.push(() => probes.close());
+        log.info({ port: probes.port }, 'health probes (HTTP/1.0 and 1.1) listening');
+      }
       app.gatewayPort = await gateway.listen();
       app.gateway = gateway;
       // Registered last so it runs first: stop taking requests before anything else.

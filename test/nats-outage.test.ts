@@ -32,7 +32,7 @@ beforeAll(async () => {
     DATABASE_URL: inject('pgUrl'),
     DATABASE_MAX_CONNECTIONS: '4',
     WORKER_ACK_WAIT_MS: '4000',
-    OFFLINE_LLM_CHUNK_DELAY_MS: '40',
+    OFFLINE_LLM_CHUNK_DELAY_MS: '60',
     PARTIAL_CHUNK_CHARS: '24',
   };
   workers.push(...(await Promise.all([startServiceProcess(env), startServiceProcess(env)])));
@@ -67,10 +67,10 @@ describe('NATS outage under load', () => {
     // Live clients on a quarter of the workflows, reading through the outage.
     const live = accepted.filter((_, i) => i % 4 === 0).map((id) => ({ id, done: readSse(`${t.base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 120_000 }) }));
     // Let the workflows get going, then take NATS away for 5 s.
-    await waitFor(async () => {
-      const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM tasks WHERE query LIKE ${run + ' in-flight %'} AND status = 'TASK_STATUS_RUNNING'`;
-      return r.n >= IN_FLIGHT / 2;
-    }, 30_000);
+    const running = async () =>
+      (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM tasks WHERE query LIKE ${run + ' in-flight %'} AND status = 'TASK_STATUS_RUNNING'`)[0].n;
+    await waitFor(async () => (await running()) >= IN_FLIGHT / 4, 60_000, 50);
+    const inFlightAtKill = await running();
     const outage = nats.killAndRestart(5000);
     const during: { status: number; retryAfter: string | null; marker: string; id?: string; body: unknown }[] = [];
     const t0 = Date.now();
@@ -93,7 +93,7 @@ describe('NATS outage under load', () => {
       expect(d.body).toMatchObject({ error: expect.stringMatching(/unavailable/i) });
     }
     for (const d of during) if (d.status === 200) accepted.push(d.id!);
-    console.log(`outage: ${IN_FLIGHT} in flight, ${DURING} submitted during it: ${DURING - refused.length} accepted, ${refused.length} refused (503)`);
+    console.log(`outage: ${inFlightAtKill} of ${IN_FLIGHT} running at the kill, ${DURING} submitted during it: ${DURING - refused.length} accepted, ${refused.length} refused (503)`);
 
     // Every accepted task completes.
     const restartedAt = Date.now();

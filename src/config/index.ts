@@ -139,6 +139,11 @@ export function loadConfig(env: Env = process.env) {
     gateway: {
       host: str(env, 'GATEWAY_HOST', '0.0.0.0'),
       port: num(env, 'GATEWAY_PORT', num(env, 'PORT', 8080, { min: 0, max: 65535, int: true }), { min: 0, max: 65535, int: true }),
+      /**
+       * Unset: off. A plain node:http listener for /health and /readiness that also answers
+       * HTTP/1.0 probes, which the uWebSockets.js edge cannot (deploy/http-edge.md).
+       */
+      healthPort: unset(env.GATEWAY_HEALTH_PORT) ? undefined : num(env, 'GATEWAY_HEALTH_PORT', 0, { min: 0, max: 65535, int: true }),
       /** Default on in development; 0 turns authentication on. */
       skipAuth: bool(env, 'GATEWAY_SKIP_AUTH', environment === 'dev'),
       corsOrigins,

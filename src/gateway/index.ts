@@ -243,7 +243,7 @@ export class Gateway {
    * be stored, so while the connection is down (the client reconnects on its own; the
    * embedded server is restarted by its supervisor) the answer is 503 `unhealthy`.
    */
-  private health(): Reply {
+  health(): Reply {
     const nats = this.deps.bus.connected ? { ok: true } : { ok: false, error: 'disconnected from NATS; reconnecting' };
     return {
       status: nats.ok ? 200 : 503,
@@ -251,7 +251,7 @@ export class Gateway {
     };
   }
 
-  private async readiness(): Promise<Reply> {
+  async readiness(): Promise<Reply> {
     const timed = async (fn: () => Promise<unknown>) => {
       const t0 = performance.now();
       try {

@@ -292,7 +292,13 @@ export function buildOpenApi(version: string) {
           responses: { 200: json(ref('RevokedKey')), 404: err('API key not found') },
         },
       },
-      '/health': { get: { summary: 'Health probe', operationId: 'health', responses: { 200: json(ref('Health')) } } },
+      '/health': {
+        get: {
+          summary: 'Health probe: 503 while the process has lost its NATS connection (it reconnects by itself)',
+          operationId: 'health',
+          responses: { 200: json(ref('Health')), 503: json(ref('Health'), 'Unhealthy: NATS unreachable') },
+        },
+      },
       '/readiness': {
         get: {
           summary: 'Readiness probe: checks the orchestrator, NATS and the database',
@@ -315,6 +321,7 @@ export function buildOpenApi(version: string) {
             200: { ...json(ref('TaskSubmitResponse'), 'Accepted; the task is QUEUED'), headers: { 'X-Workflow-ID': { schema: { type: 'string' } }, 'X-Session-ID': { schema: { type: 'string' } } } },
             400: err('Invalid JSON, missing query, or disable_ai combined with a model control'),
             401: err('Authentication required'),
+            503: { ...err('The task queue (NATS) is unreachable: the task was not accepted and will not run; retry after Retry-After seconds'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
           },
         },
         get: {

@@ -109,7 +109,12 @@ export const EventList = Type.Object({ workflow_id: Type.String(), events: Type.
 
 export const ErrorBody = Type.Object({ error: Type.String() });
 
-export const Health = Type.Object({ status: StringEnum(['healthy'] as const), version: Type.String(), time: Type.String() });
+export const Health = Type.Object({
+  status: StringEnum(['healthy', 'unhealthy'] as const),
+  version: Type.String(),
+  time: Type.String(),
+  checks: Type.Object({ nats: Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()) }) }),
+});
 export const Readiness = Type.Object({
   status: StringEnum(['ready', 'not_ready'] as const),
   checks: Type.Object({}, { additionalProperties: Type.Object({ ok: Type.Boolean(), latency_ms: Type.Number(), error: Type.Optional(Type.String()) }) }),
