@@ -13,20 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { PipelinedPublisher, encodeEvent, msgIdOf, streamId, subjects, type WorkflowEvent } from '../src/bus/index.js';
 import { readSse, startTestApp, type TestApp } from './helpers/app.js';
+import { rng } from './helpers/rng.js';
 
 const RETAINED = 200; // EVENTS_MAX_PER_WORKFLOW for this run: long workflows lose their start
 const WORKFLOWS = 200;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
