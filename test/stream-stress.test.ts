@@ -108,6 +108,7 @@ describe('stream delivery under stress', () => {
     const rand = rng(seed);
     const pick = <T,>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
     const failures: string[] = [];
+    let gaps = 0;
 
     const runWorkflow = async (w: number) => {
       const wf = randomUUID();
@@ -158,6 +159,7 @@ describe('stream delivery under stress', () => {
       }
       for (const c of clients) {
         const s = await c.done;
+        if (s.gap) gaps++;
         const why = check(s, c.after, total);
         if (why) failures.push(`${c.plan}: ${why}`);
       }
@@ -166,6 +168,7 @@ describe('stream delivery under stress', () => {
 
     const counts = await Promise.all(Array.from({ length: WORKFLOWS }, (_, w) => runWorkflow(w)));
     const clients = counts.reduce((a, b) => a + b, 0);
+    console.log(`stream stress (STRESS_SEED=${seed}): ${WORKFLOWS} workflows, ${clients} clients, ${gaps} told of a REPLAY_GAP, ${failures.length} wrong deliveries`);
     if (failures.length) console.error(`stream stress failed with STRESS_SEED=${seed}:\n${failures.slice(0, 20).join('\n')}`);
     expect(failures, `STRESS_SEED=${seed}`).toEqual([]);
     expect(clients).toBeGreaterThan(WORKFLOWS);
