@@ -25,6 +25,7 @@ import { registerAuthRoutes } from './auth-routes.js';
 import type { RouteDeps } from './route-deps.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
+import { registerTimelineRoute } from './timeline-route.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
 import { RateLimitedError, RateLimiter, rateHeaders, type Limit } from './rate-limit.js';
 import { intParam, copyRequest, corsHeaders, errorReply, parseJsonBody, route, writeReply, type CorsPolicy, type Reply, type Req } from './http.js';
@@ -71,7 +72,7 @@ const dec = new TextDecoder();
 function statusJson(s: GetTaskStatusResponse) {
   const status = TASK_STATUS_NAME[s.status];
   const done = status === 'TASK_STATUS_COMPLETED';
-  const out: Record<string, unknown> = { task_id: s.taskId, status };
+  const out: Record<string, unknown> = { task_id: s.taskId, workflow_id: s.taskId, status, progress: s.progress };
   if (done || s.result) out.result = s.result;
   if (s.result) {
     try {
@@ -200,6 +201,7 @@ export class Gateway {
         schedules: this.cfg.schedules,
       };
       registerSessionRoutes(app, rd);
+      registerTimelineRoute(app, rd);
       registerWorkspaceRoutes(app, rd);
       registerScheduleRoutes(app, rd);
     }
@@ -275,7 +277,7 @@ export class Gateway {
       this.deps.store ? timed(() => this.deps.store!.ping()) : Promise.resolve({ ok: true, latency_ms: 0, error: 'not checked: no database connection in this process' }),
     ]);
     const ok = orchestrator.ok && nats.ok && database.ok;
-    return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'not_ready', checks: { orchestrator, nats, database } } };
+    return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'not_ready', version: this.cfg.version, time: new Date().toISOString(), checks: { orchestrator, nats, database } } };
   }
 
   private async submit(req: Req, p: Principal, stream: boolean): Promise<Reply> {

@@ -78,12 +78,15 @@ export function buildOpenApi(version: string) {
         SessionList: plain(S.SessionList),
         SessionPatch: plain(S.SessionPatch),
         SessionHistory: plain(S.SessionHistory),
+        SessionHistoryTask: plain(S.SessionHistoryTask),
         SessionEvents: plain(S.SessionEvents),
         WorkspaceEntry: plain(S.WorkspaceEntry),
         WorkspaceListing: plain(S.WorkspaceListing),
         ControlRequest: plain(S.ControlRequest),
         ControlResponse: plain(S.ControlResponse),
         ControlState: plain(S.ControlState),
+        Timeline: plain(S.Timeline),
+        TimelineStep: plain(S.TimelineStep),
         ScheduleCreate: plain(S.ScheduleCreate),
         ScheduleUpdate: plain(S.ScheduleUpdate),
         Schedule: plain(S.ScheduleObject),
@@ -191,7 +194,7 @@ export function buildOpenApi(version: string) {
       },
       '/api/v1/sessions/{sessionId}/history': {
         get: {
-          summary: 'Conversation history: each task as a user message and its result as the assistant reply',
+          summary: 'Conversation history: each task as a user message and its result as the assistant reply (messages), and the same turns as tasks',
           operationId: 'getSessionHistory',
           security,
           parameters: [sessionParam, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'Most recent turns' }],
@@ -234,8 +237,12 @@ export function buildOpenApi(version: string) {
           summary: 'Archived events grouped by turn (one turn per task)',
           operationId: 'getSessionEvents',
           security,
-          parameters: [sessionParam, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 }, description: 'Most recent turns' }],
-          responses: { 200: json(ref('SessionEvents')), 404: err('Session not found') },
+          parameters: [
+            sessionParam,
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 }, description: 'Most recent turns' },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 }, description: 'Newest turns to skip' },
+          ],
+          responses: { 200: json(ref('SessionEvents')), 400: err('Invalid limit or offset'), 404: err('Session not found') },
         },
       },
       '/api/v1/auth/register': {
@@ -371,6 +378,19 @@ export function buildOpenApi(version: string) {
       '/api/v1/tasks/{id}/cancel': controlOp('cancelTask', 'Cancel a queued or running (or paused) task: WORKFLOW_CANCELLING, then WORKFLOW_CANCELLED and STREAM_END; status TASK_STATUS_CANCELLED'),
       '/api/v1/tasks/{id}/pause': controlOp('pauseTask', 'Pause at the next workflow checkpoint: WORKFLOW_PAUSING now, WORKFLOW_PAUSED at the checkpoint; status TASK_STATUS_PAUSED'),
       '/api/v1/tasks/{id}/resume': controlOp('resumeTask', 'Resume a paused task: WORKFLOW_RESUMED; status TASK_STATUS_RUNNING'),
+      '/api/v1/tasks/{id}/timeline': {
+        get: {
+          summary: 'Deterministic timeline of the workflow: its steps in order (name, agent, start, end, duration, status, retries) and its own start, end and duration',
+          description:
+            'Built from the archived events and the step journal (kept 7 days; after that, derived from the events only: source=events). ' +
+            "A step's events are those between the previous step's journal seq and its own; an agent's events stay with the step that finished with it. " +
+            'Owner-only like GET /api/v1/tasks/{id}.',
+          operationId: 'getTaskTimeline',
+          security,
+          parameters: [idParam],
+          responses: { 200: json(ref('Timeline')), 403: err('Forbidden: not the task owner'), 404: err('Task not found') },
+        },
+      },
       '/api/v1/tasks/{id}/control-state': {
         get: { summary: 'Pause and cancel control state', operationId: 'getControlState', security, parameters: [idParam], responses: { 200: json(ref('ControlState')), 404: err('Task not found') } },
       },

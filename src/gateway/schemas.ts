@@ -59,7 +59,9 @@ export const Usage = Type.Object({
 
 export const TaskStatusObject = Type.Object({
   task_id: Type.String(),
+  workflow_id: Type.String({ description: 'Same as task_id' }),
   status: StringEnum(TASK_STATUS_VALUES),
+  progress: Type.Number({ minimum: 0, maximum: 1, description: '0 until the task completes, then 1' }),
   result: Type.Optional(Type.String({ description: 'Raw LLM output; absent until completed' })),
   response: Type.Optional(FreeObject('Parsed JSON, present only when result is valid JSON')),
   metadata: Type.Optional(FreeObject('model_breakdown, agents_used, citations, ...')),
@@ -117,6 +119,8 @@ export const Health = Type.Object({
 });
 export const Readiness = Type.Object({
   status: StringEnum(['ready', 'not_ready'] as const),
+  version: Type.String(),
+  time: Type.String(),
   checks: Type.Object({}, { additionalProperties: Type.Object({ ok: Type.Boolean(), latency_ms: Type.Number(), error: Type.Optional(Type.String()) }) }),
 });
 
@@ -207,17 +211,50 @@ export const SessionObject = Type.Object({
   session_id: Type.String({ format: 'uuid' }),
   id: Type.String({ format: 'uuid', description: 'Same as session_id' }),
   external_id: Nullable(Type.String({ description: 'The client-chosen id the session was created with, if not a UUID' })),
+  user_id: Nullable(Type.String({ format: 'uuid', description: 'Owner; null for sessions of the development principal' })),
   title: Type.String(),
+  context: FreeObject('Session context, e.g. history_summary after compression'),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-  last_activity_at: Type.String({ format: 'date-time' }),
-  task_count: Type.Optional(Type.Integer()),
-  total_tokens: Type.Optional(Type.Integer()),
-  total_cost_usd: Type.Optional(Type.Number()),
-  context: Type.Optional(FreeObject('Session context, e.g. history_summary after compression')),
+  last_activity_at: Type.String({ format: 'date-time', description: "The later of the session's own activity and its newest task's submission" }),
+  expires_at: Nullable(Type.String({ format: 'date-time', description: 'Always null: sessions do not expire' })),
+  token_budget: Nullable(Type.Integer({ description: 'Always null: sessions have no token budget' })),
+  budget_remaining: Nullable(Type.Integer({ description: 'Always null (no budget)' })),
+  budget_utilization: Type.Number({ description: 'Always 0 (no budget)' }),
+  is_near_budget_limit: Type.Boolean({ description: 'Always false (no budget)' }),
+  task_count: Type.Integer(),
+  tokens_used: Type.Integer({ description: "Sum of the tasks' total tokens" }),
+  total_tokens: Type.Integer({ description: 'Same as tokens_used' }),
+  cost_usd: Type.Number({ description: "Sum of the tasks' cost" }),
+  total_cost_usd: Type.Number({ description: 'Same as cost_usd' }),
+  successful_tasks: Type.Integer({ description: 'Tasks COMPLETED' }),
+  failed_tasks: Type.Integer({ description: 'Tasks FAILED or TIMEOUT' }),
+  success_rate: Type.Number({ description: 'successful_tasks / task_count (0 without tasks)' }),
+  average_cost_per_task: Type.Number(),
+  latest_task_query: Nullable(Type.String()),
+  latest_task_status: Nullable(Type.String({ description: 'TASK_STATUS_* of the newest task' })),
+  first_task_mode: Nullable(Type.String({ description: 'EXECUTION_MODE_* of the first task' })),
+  is_research_session: Type.Boolean({ description: 'The first task asked for research (research_strategy or context.force_research)' }),
+  research_strategy: Nullable(Type.String()),
+  is_active: Type.Boolean({ description: 'A task of the session is queued, running or paused, or there was activity in the last 24 hours' }),
 });
 export const SessionList = Type.Object({ sessions: Type.Array(SessionObject), total_count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });
 export const SessionPatch = Type.Object({ title: Type.String({ minLength: 1, maxLength: 255 }) });
+export const SessionHistoryTask = Type.Object({
+  task_id: Type.String(),
+  workflow_id: Type.String({ description: 'Same as task_id' }),
+  query: Type.String(),
+  status: StringEnum(TASK_STATUS_VALUES),
+  mode: StringEnum(EXECUTION_MODE_VALUES),
+  result: Nullable(Type.String()),
+  error_message: Type.String(),
+  total_tokens: Type.Integer(),
+  total_cost_usd: Type.Number(),
+  duration_ms: Nullable(Type.Integer({ description: 'From start (or submission) to completion; null until completed' })),
+  created_at: Type.String({ format: 'date-time' }),
+  started_at: Nullable(Type.String({ format: 'date-time' })),
+  completed_at: Nullable(Type.String({ format: 'date-time' })),
+});
 export const SessionHistory = Type.Object({
   session_id: Type.String(),
   messages: Type.Array(
@@ -230,21 +267,65 @@ export const SessionHistory = Type.Object({
       tokens: Type.Optional(Type.Integer()),
     }),
   ),
-  count: Type.Integer(),
+  count: Type.Integer({ description: 'Number of messages' }),
+  tasks: Type.Array(SessionHistoryTask, { description: 'The same turns as tasks, oldest first' }),
+  total: Type.Integer({ description: 'Number of tasks of the session' }),
 });
 export const SessionEvents = Type.Object({
   session_id: Type.String(),
   turns: Type.Array(
     Type.Object({
-      turn: Type.Integer(),
+      turn: Type.Integer({ description: 'Position in the session: 1 is its first task' }),
       task_id: Type.String(),
       query: Type.String(),
+      user_query: Type.String({ description: 'Same as query' }),
       status: Type.String(),
+      final_output: Nullable(Type.String({ description: "The task's result" })),
       timestamp: Type.String({ format: 'date-time' }),
       events: Type.Array(Event),
+      metadata: Type.Object({
+        tokens_used: Type.Integer(),
+        execution_time_ms: Nullable(Type.Integer()),
+        agents_involved: Type.Array(Type.String()),
+      }),
     }),
   ),
-  count: Type.Integer(),
+  count: Type.Integer({ description: 'Number of turns of the session (the same as total_count)' }),
+  total_count: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+// --- task timeline ---------------------------------------------------------------------------
+
+export const TIMELINE_STEP_STATUSES = ['completed', 'retried', 'running', 'interrupted'] as const;
+export const TimelineStep = Type.Object({
+  name: Type.String({ description: 'Journaled step name: start, history, agent, plan, subtask-N, synthesize, finish' }),
+  agent: Nullable(Type.String({ description: "The step's agent; orchestrator for the workflow's own steps; null when the step emitted no event" })),
+  status: StringEnum(TIMELINE_STEP_STATUSES, {
+    description: 'completed; retried (completed after being interrupted and run again); running (not journaled yet); interrupted (never finished: the task failed, was cancelled or timed out)',
+  }),
+  started_at: Nullable(Type.String({ format: 'date-time', description: "The step's first event, or the end of the step before it when it emitted none" })),
+  ended_at: Nullable(Type.String({ format: 'date-time', description: 'When its journal entry was written; null while running' })),
+  duration_ms: Nullable(Type.Integer({ minimum: 0 })),
+  retries: Type.Integer({ minimum: 0, description: 'ERROR_RECOVERY events of the step' }),
+  first_seq: Nullable(Type.Integer()),
+  last_seq: Nullable(Type.Integer()),
+  seq_after: Nullable(Type.Integer({ description: 'Last seq when the step was journaled' })),
+  event_count: Type.Integer(),
+  journaled: Type.Boolean(),
+});
+export const Timeline = Type.Object({
+  workflow_id: Type.String(),
+  task_id: Type.String(),
+  status: StringEnum(TASK_STATUS_VALUES),
+  source: StringEnum(['journal', 'events'] as const, { description: 'journal: from the step journal and the events; events: the journal expired (7 days), derived from the events' }),
+  created_at: Nullable(Type.String({ format: 'date-time' })),
+  started_at: Nullable(Type.String({ format: 'date-time', description: 'WORKFLOW_STARTED' })),
+  ended_at: Nullable(Type.String({ format: 'date-time', description: 'STREAM_END; null until the task ends' })),
+  duration_ms: Nullable(Type.Integer({ minimum: 0 })),
+  steps: Type.Array(TimelineStep, { description: 'Ordered by first seq' }),
+  stats: Type.Object({ steps: Type.Integer(), events: Type.Integer(), retries: Type.Integer() }),
 });
 
 // --- workspace files -------------------------------------------------------------------------

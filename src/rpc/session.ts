@@ -12,25 +12,26 @@ import { actingPrincipal, callerOf } from './auth.js';
 import { eventToUpdate } from './orchestrator.js';
 import { AppError, toConnectError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import { Sessions, sessionJson } from '../sessions/index.js';
+import { conversation, Sessions, type Session } from '../sessions/index.js';
 import type { Sql } from '../store/index.js';
 
 const principal = (named: Caller | undefined, ctx: HandlerContext) => actingPrincipal(callerOf(ctx), named);
 
-const ts = (iso: string | null | undefined) => (iso ? timestampFromDate(new Date(iso)) : undefined);
+const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);
 
-function toSession(j: ReturnType<typeof sessionJson> & { context?: Record<string, unknown>; task_count?: number; total_tokens?: number; total_cost_usd?: number }) {
+function toSession(s: Session) {
   return create(SessionSchema, {
-    id: j.session_id,
-    externalId: j.external_id ?? '',
-    title: j.title,
-    createdAt: ts(j.created_at),
-    updatedAt: ts(j.updated_at),
-    lastActivityAt: ts(j.last_activity_at),
-    taskCount: j.task_count ?? 0,
-    totalTokens: BigInt(j.total_tokens ?? 0),
-    totalCostUsd: j.total_cost_usd ?? 0,
-    context: (j.context ?? {}) as JsonObject,
+    id: s.id,
+    externalId: s.externalId ?? '',
+    userId: s.userId ?? '',
+    title: s.title,
+    createdAt: ts(s.createdAt),
+    updatedAt: ts(s.updatedAt),
+    lastActivityAt: ts(s.lastActivityAt),
+    taskCount: s.taskCount,
+    totalTokens: BigInt(s.tokensUsed),
+    totalCostUsd: s.costUsd,
+    context: s.context as JsonObject,
   });
 }
 
@@ -50,7 +51,7 @@ export function createSessionService(d: { sql: Sql; log: Logger }): ServiceImpl<
     getSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.get(principal(req.caller, ctx), req.sessionId)) })),
     listSessions: wrap(async (req, ctx) => {
       const r = await sessions.list(principal(req.caller, ctx), page(req.limit, 20, 100), Math.max(0, req.offset));
-      return { sessions: r.sessions.map(toSession), totalCount: r.total_count };
+      return { sessions: r.sessions.map(toSession), totalCount: r.total };
     }),
     updateSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.updateTitle(principal(req.caller, ctx), req.sessionId, { title: req.title })) })),
     deleteSession: wrap(async (req, ctx) => {
@@ -59,21 +60,19 @@ export function createSessionService(d: { sql: Sql; log: Logger }): ServiceImpl<
     }),
     getSessionHistory: wrap(async (req, ctx) => {
       const h = await sessions.history(principal(req.caller, ctx), req.sessionId, page(req.limit, 100, 1000));
-      return { sessionId: h.session_id, messages: h.messages.map((m) => ({ role: m.role, content: m.content, taskId: m.task_id, timestamp: ts(m.timestamp) })) };
+      return { sessionId: h.sessionId, messages: conversation(h.tasks).map((m) => ({ role: m.role, content: m.content, taskId: m.taskId, timestamp: ts(m.at) })) };
     }),
     getSessionEvents: wrap(async (req, ctx) => {
       const e = await sessions.events(principal(req.caller, ctx), req.sessionId, page(req.limit, 50, 500));
       return {
-        sessionId: e.session_id,
+        sessionId: e.sessionId,
         turns: e.turns.map((t) => ({
           turn: t.turn,
-          taskId: t.task_id,
-          query: t.query,
-          status: t.status,
-          timestamp: ts(t.timestamp),
-          events: (t.events as { workflow_id: string; seq: number; stream_id: string; type: string; agent_id: string; message: string; timestamp: string; payload?: JsonObject }[]).map((ev) =>
-            eventToUpdate(ev, new Date(ev.timestamp)),
-          ),
+          taskId: t.task.id,
+          query: t.task.query,
+          status: t.task.status,
+          timestamp: ts(t.task.createdAt),
+          events: t.events.map((ev) => eventToUpdate(ev, ev.ts)),
         })),
       };
     }),

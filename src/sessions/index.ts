@@ -6,11 +6,15 @@
  *
  * Tasks reference a session by the string the client used (tasks.session_id); a session's
  * tasks are those whose session_id is its id or its external id, with the same owner.
+ *
+ * This module returns domain objects (camelCase, Dates); the HTTP routes
+ * (src/gateway/session-routes.ts) and SessionService (src/rpc/session.ts) map them.
  */
 import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, notFound } from '../errors/index.js';
 import type { Principal } from '../gateway/auth.js';
-import { UUID_RE, type Sql } from '../store/index.js';
+import type postgres from 'postgres';
+import { UUID_RE, type EventRow, type Sql } from '../store/index.js';
 
 export interface SessionRow {
   id: string;
@@ -24,6 +28,74 @@ export interface SessionRow {
   last_activity_at: Date;
   deleted_at: Date | null;
 }
+
+/** A session with the aggregates of its tasks. */
+export interface Session {
+  id: string;
+  externalId: string | null;
+  userId: string | null;
+  tenantId: string | null;
+  title: string;
+  context: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+  /** The later of the session's own activity and its newest task's submission. */
+  lastActivityAt: Date;
+  taskCount: number;
+  tokensUsed: number;
+  costUsd: number;
+  /** Tasks COMPLETED. */
+  successfulTasks: number;
+  /** Tasks FAILED or TIMEOUT (cancelled ones are neither). */
+  failedTasks: number;
+  /** Tasks QUEUED, RUNNING or PAUSED. */
+  openTasks: number;
+  latestTaskQuery: string | null;
+  latestTaskStatus: string | null;
+  /** Execution mode of the session's first task (EXECUTION_MODE_*). */
+  firstTaskMode: string | null;
+  /** research_strategy of the first task (its options or context), if any. */
+  researchStrategy: string | null;
+  /** The first task asked for research (a research_strategy or context.force_research). */
+  isResearch: boolean;
+  /** A task is still open, or there was activity in the last 24 hours. */
+  isActive: boolean;
+}
+
+/** One task of a session, as its history shows it. */
+export interface SessionTask {
+  id: string;
+  query: string;
+  result: string | null;
+  status: string;
+  mode: string;
+  error: string;
+  totalTokens: number;
+  costUsd: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+}
+
+/** One message of the conversation: a task's query (user) and its result (assistant). */
+export interface ConversationMessage {
+  role: 'user' | 'assistant';
+  content: string;
+  taskId: string;
+  at: Date;
+  status?: string;
+  tokens?: number;
+}
+
+export interface SessionTurn {
+  /** Position in the session: 1 is its first task. */
+  turn: number;
+  task: SessionTask;
+  events: EventRow[];
+}
+
+/** An active session: one with an open task, or activity within this window. */
+export const ACTIVE_WINDOW_HOURS = 24;
 
 const owner = (p: Principal) => p.userId ?? null;
 
@@ -49,60 +121,166 @@ export async function requireSession(sql: Sql, idOrExternal: string, p: Principa
   return s;
 }
 
-export function sessionJson(s: SessionRow, extra: { task_count?: number; total_tokens?: number; total_cost_usd?: number } = {}) {
-  return {
-    session_id: s.id,
-    id: s.id,
-    external_id: s.external_id,
-    title: s.title,
-    created_at: s.created_at.toISOString(),
-    updated_at: s.updated_at.toISOString(),
-    last_activity_at: s.last_activity_at.toISOString(),
-    ...extra,
-  };
+/** The conversation of `tasks` (oldest first): each query, and each result that exists. */
+export function conversation(tasks: SessionTask[]): ConversationMessage[] {
+  const out: ConversationMessage[] = [];
+  for (const t of tasks) {
+    out.push({ role: 'user', content: t.query, taskId: t.id, at: t.createdAt });
+    if (t.result !== null) out.push({ role: 'assistant', content: t.result, taskId: t.id, at: t.completedAt ?? t.createdAt, status: t.status, tokens: t.totalTokens });
+  }
+  return out;
 }
 
 /** SQL condition: tasks of session `s` (by id or external id, same owner). */
 const tasksOf = (sql: Sql, s: SessionRow) =>
   sql`(t.session_id = ${s.id} OR (${s.external_id}::text IS NOT NULL AND t.session_id = ${s.external_id}::text)) AND t.user_id IS NOT DISTINCT FROM ${s.user_id}::uuid`;
 
+interface SummaryRow extends SessionRow {
+  total: string;
+  task_count: number;
+  tokens_used: string;
+  cost_usd: number;
+  successful_tasks: number;
+  failed_tasks: number;
+  open_tasks: number;
+  last_task_at: Date | null;
+  latest_task_query: string | null;
+  latest_task_status: string | null;
+  first_task_mode: string | null;
+  research_strategy: string | null;
+  is_research: boolean;
+  is_active: boolean;
+}
+
+interface TaskRowLite {
+  id: string;
+  query: string;
+  result: string | null;
+  status: string;
+  mode: string;
+  error: string;
+  total_tokens: number;
+  cost_usd: number;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+const toTask = (r: TaskRowLite): SessionTask => ({
+  id: r.id,
+  query: r.query,
+  result: r.result,
+  status: r.status,
+  mode: r.mode,
+  error: r.error,
+  totalTokens: r.total_tokens,
+  costUsd: r.cost_usd,
+  createdAt: r.created_at,
+  startedAt: r.started_at,
+  completedAt: r.completed_at,
+});
+
+function toSession(r: SummaryRow): Session {
+  return {
+    id: r.id,
+    externalId: r.external_id,
+    userId: r.user_id,
+    tenantId: r.tenant_id,
+    title: r.title,
+    context: r.context ?? {},
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    lastActivityAt: r.last_task_at && r.last_task_at > r.last_activity_at ? r.last_task_at : r.last_activity_at,
+    taskCount: r.task_count,
+    tokensUsed: Number(r.tokens_used),
+    costUsd: r.cost_usd,
+    successfulTasks: r.successful_tasks,
+    failedTasks: r.failed_tasks,
+    openTasks: r.open_tasks,
+    latestTaskQuery: r.latest_task_query,
+    latestTaskStatus: r.latest_task_status,
+    firstTaskMode: r.first_task_mode,
+    researchStrategy: r.research_strategy,
+    isResearch: r.is_research,
+    isActive: r.is_active,
+  };
+}
+
 export class Sessions {
   constructor(private readonly sql: Sql) {}
 
-  async list(p: Principal, limit: number, offset: number) {
+  /**
+   * Sessions matching `where` (a condition on `s`) with the aggregates of their tasks, in one
+   * statement. The page is chosen first (ordered by the latest activity, which needs only
+   * each session's newest task); the aggregates, the newest and the first task are then read
+   * for the page's sessions only. Every task lookup goes through tasks_session_idx
+   * (session_id, created_at) for both names of the session.
+   */
+  private summaries(where: postgres.PendingQuery<postgres.Row[]>, page?: { limit: number; offset: number }) {
     const sql = this.sql;
-    const rows = await sql<(SessionRow & { total: string; task_count: number; total_tokens: number; total_cost_usd: number; last_task_at: Date | null })[]>`
-      SELECT s.*, count(*) OVER () AS total,
-        COALESCE(agg.task_count, 0)::int AS task_count, COALESCE(agg.total_tokens, 0)::int AS total_tokens, COALESCE(agg.total_cost, 0)::float8 AS total_cost_usd,
-        agg.last_task_at
-      FROM sessions s
+    const ofSession = sql`t.session_id IN (s.id::text, s.external_id) AND t.user_id IS NOT DISTINCT FROM s.user_id`;
+    return sql<SummaryRow[]>`
+      WITH pg AS (
+        SELECT s.*, la.last_task_at, count(*) OVER () AS total
+        FROM sessions s
+        LEFT JOIN LATERAL (SELECT max(t.created_at) AS last_task_at FROM tasks t WHERE ${ofSession}) la ON TRUE
+        WHERE ${where}
+        ORDER BY GREATEST(s.last_activity_at, COALESCE(la.last_task_at, s.last_activity_at)) DESC, s.id
+        ${page ? sql`LIMIT ${page.limit} OFFSET ${page.offset}` : sql``}
+      )
+      SELECT s.*,
+        COALESCE(agg.task_count, 0)::int AS task_count,
+        COALESCE(agg.tokens_used, 0)::bigint AS tokens_used,
+        COALESCE(agg.cost_usd, 0)::float8 AS cost_usd,
+        COALESCE(agg.successful, 0)::int AS successful_tasks,
+        COALESCE(agg.failed, 0)::int AS failed_tasks,
+        COALESCE(agg.open, 0)::int AS open_tasks,
+        lt.query AS latest_task_query, lt.status AS latest_task_status,
+        ft.mode AS first_task_mode,
+        COALESCE(NULLIF(ft.options->>'research_strategy', ''), NULLIF(ft.context->>'research_strategy', '')) AS research_strategy,
+        COALESCE(NULLIF(ft.options->>'research_strategy', '') IS NOT NULL OR NULLIF(ft.context->>'research_strategy', '') IS NOT NULL
+          OR ft.context->>'force_research' = 'true', false) AS is_research,
+        (COALESCE(agg.open, 0) > 0 OR GREATEST(s.last_activity_at, s.last_task_at) > now() - make_interval(hours => ${ACTIVE_WINDOW_HOURS})) AS is_active
+      FROM pg s
       LEFT JOIN LATERAL (
-        SELECT count(*) AS task_count, sum(t.total_tokens) AS total_tokens, sum(t.cost_usd) AS total_cost, max(t.created_at) AS last_task_at FROM tasks t
-        WHERE (t.session_id = s.id::text OR (s.external_id IS NOT NULL AND t.session_id = s.external_id)) AND t.user_id IS NOT DISTINCT FROM s.user_id
+        SELECT count(*) AS task_count, sum(t.total_tokens) AS tokens_used, sum(t.cost_usd) AS cost_usd,
+          count(*) FILTER (WHERE t.status = 'TASK_STATUS_COMPLETED') AS successful,
+          count(*) FILTER (WHERE t.status IN ('TASK_STATUS_FAILED', 'TASK_STATUS_TIMEOUT')) AS failed,
+          count(*) FILTER (WHERE t.status IN ('TASK_STATUS_QUEUED', 'TASK_STATUS_RUNNING', 'TASK_STATUS_PAUSED')) AS open
+        FROM tasks t WHERE ${ofSession}
       ) agg ON TRUE
-      WHERE s.user_id IS NOT DISTINCT FROM ${owner(p)}::uuid AND s.deleted_at IS NULL
-      ORDER BY GREATEST(s.last_activity_at, COALESCE(agg.last_task_at, s.last_activity_at)) DESC, s.id
-      LIMIT ${limit} OFFSET ${offset}`;
+      LEFT JOIN LATERAL (
+        SELECT t.query, t.status FROM tasks t WHERE ${ofSession} ORDER BY t.created_at DESC, t.id DESC LIMIT 1
+      ) lt ON TRUE
+      LEFT JOIN LATERAL (
+        SELECT t.mode, t.context, t.options FROM tasks t WHERE ${ofSession} ORDER BY t.created_at, t.id LIMIT 1
+      ) ft ON TRUE
+      ORDER BY GREATEST(s.last_activity_at, COALESCE(s.last_task_at, s.last_activity_at)) DESC, s.id`;
+  }
+
+  /** One session (by UUID) with its aggregates. */
+  private async summary(id: string): Promise<Session> {
+    const [r] = await this.summaries(this.sql`s.id = ${id}::uuid`);
+    if (!r) throw notFound('Session not found');
+    return toSession(r);
+  }
+
+  async list(p: Principal, limit: number, offset: number): Promise<{ sessions: Session[]; total: number }> {
+    const sql = this.sql;
+    // `=` / IS NULL rather than IS NOT DISTINCT FROM: both can use sessions_owner_activity_idx.
+    const u = owner(p);
+    const live = u ? sql`s.user_id = ${u}::uuid AND s.deleted_at IS NULL` : sql`s.user_id IS NULL AND s.deleted_at IS NULL`;
+    const rows = await this.summaries(live, { limit, offset });
     let total = rows.length ? Number(rows[0].total) : 0;
     if (!rows.length && offset > 0) {
       const [c] = await sql`SELECT count(*)::int AS n FROM sessions WHERE user_id IS NOT DISTINCT FROM ${owner(p)}::uuid AND deleted_at IS NULL`;
       total = c.n as number;
     }
-    return {
-      sessions: rows.map((r) =>
-        sessionJson(
-          { ...r, last_activity_at: r.last_task_at && r.last_task_at > r.last_activity_at ? r.last_task_at : r.last_activity_at },
-          { task_count: r.task_count, total_tokens: r.total_tokens, total_cost_usd: r.total_cost_usd },
-        ),
-      ),
-      total_count: total,
-      limit,
-      offset,
-    };
+    return { sessions: rows.map(toSession), total };
   }
 
   /** Explicit creation (tasks create sessions implicitly); 409 when the external id exists. */
-  async create(p: Principal, input: { external_id?: string; title?: string }) {
+  async create(p: Principal, input: { external_id?: string; title?: string }): Promise<Session> {
     const ext = input.external_id?.trim() || null;
     if (ext && (ext.length > 255 || UUID_RE.test(ext))) throw badRequest('external_id must be at most 255 characters and not a UUID');
     const title = (input.title ?? '').trim();
@@ -110,18 +288,15 @@ export class Sessions {
     const rows = await this.sql<SessionRow[]>`INSERT INTO sessions (id, external_id, user_id, tenant_id, title)
       VALUES (${randomUUID()}, ${ext}, ${owner(p)}::uuid, ${p.tenantId ?? null}::uuid, ${title}) ON CONFLICT DO NOTHING RETURNING *`;
     if (!rows.length) throw conflict('a session with this external_id already exists');
-    return { ...sessionJson(rows[0], { task_count: 0, total_tokens: 0, total_cost_usd: 0 }), context: rows[0].context };
+    return this.summary(rows[0].id);
   }
 
-  async get(p: Principal, idOrExternal: string) {
+  async get(p: Principal, idOrExternal: string): Promise<Session> {
     const s = await requireSession(this.sql, idOrExternal, p);
-    const [agg] = await this.sql<{ task_count: number; total_tokens: number; total_cost_usd: number }[]>`
-      SELECT count(*)::int AS task_count, COALESCE(sum(t.total_tokens), 0)::int AS total_tokens, COALESCE(sum(t.cost_usd), 0)::float8 AS total_cost_usd
-      FROM tasks t WHERE ${tasksOf(this.sql, s)}`;
-    return { ...sessionJson(s, agg), context: s.context };
+    return this.summary(s.id);
   }
 
-  async updateTitle(p: Principal, idOrExternal: string, body: unknown) {
+  async updateTitle(p: Principal, idOrExternal: string, body: unknown): Promise<Session> {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('request body must be a JSON object');
     const title = (body as { title?: unknown }).title;
     if (typeof title !== 'string') throw badRequest('title is required');
@@ -129,8 +304,8 @@ export class Sessions {
     if (!t) throw badRequest('title must not be empty');
     if (t.length > 255) throw badRequest('title must be at most 255 characters');
     const s = await requireSession(this.sql, idOrExternal, p);
-    const [row] = await this.sql<SessionRow[]>`UPDATE sessions SET title = ${t}, updated_at = now() WHERE id = ${s.id}::uuid RETURNING *`;
-    return sessionJson(row);
+    await this.sql`UPDATE sessions SET title = ${t}, updated_at = now() WHERE id = ${s.id}::uuid`;
+    return this.summary(s.id);
   }
 
   /** Soft delete; idempotent (deleting a deleted or unknown session is still 204). */
@@ -140,42 +315,53 @@ export class Sessions {
     await this.sql`UPDATE sessions SET deleted_at = now(), updated_at = now() WHERE id = ${s.id}::uuid AND deleted_at IS NULL`;
   }
 
-  /** The conversation: each task as a user message and, when it has one, the assistant reply. */
-  async history(p: Principal, idOrExternal: string, limit: number) {
-    const s = await requireSession(this.sql, idOrExternal, p);
-    const rows = await this.sql<{ id: string; query: string; result: string | null; status: string; created_at: Date; completed_at: Date | null; total_tokens: number }[]>`
+  /**
+   * The session's most recent `limit` tasks (skipping the `offset` newest), oldest first,
+   * and how many tasks the session has in all.
+   */
+  private async recentTasks(s: SessionRow, limit: number, offset: number): Promise<{ tasks: SessionTask[]; total: number }> {
+    const rows = await this.sql<(TaskRowLite & { total: string })[]>`
       SELECT * FROM (
-        SELECT t.id, t.query, t.result, t.status, t.created_at, t.completed_at, t.total_tokens FROM tasks t
-        WHERE ${tasksOf(this.sql, s)} ORDER BY t.created_at DESC LIMIT ${limit}
-      ) x ORDER BY created_at`;
-    const messages: { role: 'user' | 'assistant'; content: string; task_id: string; timestamp: string; status?: string; tokens?: number }[] = [];
-    for (const r of rows) {
-      messages.push({ role: 'user', content: r.query, task_id: r.id, timestamp: r.created_at.toISOString() });
-      if (r.result !== null) {
-        messages.push({ role: 'assistant', content: r.result, task_id: r.id, timestamp: (r.completed_at ?? r.created_at).toISOString(), status: r.status, tokens: r.total_tokens });
-      }
+        SELECT t.id, t.query, t.result, t.status, t.mode, t.error, t.total_tokens, t.cost_usd::float8 AS cost_usd,
+          t.created_at, t.started_at, t.completed_at, count(*) OVER () AS total
+        FROM tasks t WHERE ${tasksOf(this.sql, s)} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit} OFFSET ${offset}
+      ) x ORDER BY created_at, id`;
+    let total = rows.length ? Number(rows[0].total) : 0;
+    if (!rows.length && offset > 0) {
+      const [c] = await this.sql`SELECT count(*)::int AS n FROM tasks t WHERE ${tasksOf(this.sql, s)}`;
+      total = c.n as number;
     }
-    return { session_id: s.id, messages, count: messages.length };
+    return { tasks: rows.map(toTask), total };
   }
 
-  /** Archived events of the session's tasks, grouped by turn (one turn = one task). */
-  async events(p: Principal, idOrExternal: string, limitTurns: number) {
+  /** The conversation: the session's most recent `limit` tasks, oldest first. */
+  async history(p: Principal, idOrExternal: string, limit: number): Promise<{ sessionId: string; tasks: SessionTask[]; total: number }> {
     const s = await requireSession(this.sql, idOrExternal, p);
-    const tasks = await this.sql<{ id: string; query: string; status: string; created_at: Date }[]>`
-      SELECT * FROM (SELECT t.id, t.query, t.status, t.created_at FROM tasks t WHERE ${tasksOf(this.sql, s)} ORDER BY t.created_at DESC LIMIT ${limitTurns}) x ORDER BY created_at`;
+    const { tasks, total } = await this.recentTasks(s, limit, 0);
+    return { sessionId: s.id, tasks, total };
+  }
+
+  /**
+   * Archived events of the session's tasks, grouped by turn (one turn = one task): the
+   * `limit` most recent turns after skipping the `offset` newest, oldest first; `total` is
+   * the number of turns of the session.
+   */
+  async events(p: Principal, idOrExternal: string, limit: number, offset = 0): Promise<{ sessionId: string; turns: SessionTurn[]; total: number }> {
+    const s = await requireSession(this.sql, idOrExternal, p);
+    const { tasks, total } = await this.recentTasks(s, limit, offset);
     const ids = tasks.map((t) => t.id);
     const events = ids.length
-      ? await this.sql<{ workflow_id: string; seq: string; type: string; agent_id: string; message: string; payload: unknown; ts: Date; stream_id: string }[]>`
-          SELECT * FROM task_events WHERE workflow_id IN ${this.sql(ids)} ORDER BY workflow_id, seq`
+      ? await this.sql<EventRow[]>`SELECT workflow_id, seq, type, agent_id, message, payload, ts, stream_id
+          FROM task_events WHERE workflow_id IN ${this.sql(ids)} ORDER BY workflow_id, seq`
       : [];
-    const byTask = new Map<string, unknown[]>();
+    const byTask = new Map<string, EventRow[]>();
     for (const e of events) {
       const list = byTask.get(e.workflow_id) ?? [];
-      list.push({ workflow_id: e.workflow_id, seq: Number(e.seq), stream_id: e.stream_id, type: e.type, agent_id: e.agent_id, message: e.message, timestamp: e.ts.toISOString(), ...(e.payload ? { payload: e.payload } : {}) });
+      list.push({ ...e, seq: Number(e.seq) });
       byTask.set(e.workflow_id, list);
     }
-    const turns = tasks.map((t, i) => ({ turn: i + 1, task_id: t.id, query: t.query, status: t.status, timestamp: t.created_at.toISOString(), events: byTask.get(t.id) ?? [] }));
-    return { session_id: s.id, turns, count: turns.length };
+    const first = total - offset - tasks.length + 1;
+    const turns = tasks.map((t, i) => ({ turn: first + i, task: t, events: byTask.get(t.id) ?? [] }));
+    return { sessionId: s.id, turns, total };
   }
 }
-

@@ -339,6 +339,18 @@ export class Store {
     return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
   }
 
+  /**
+   * Every archived event of a workflow as the timeline needs it (src/actors/timeline.ts), in
+   * seq order: no message or payload, only the step an ERROR_RECOVERY names. One primary-key
+   * range scan.
+   */
+  async timelineEvents(workflowId: string): Promise<{ seq: number; type: string; agentId: string; at: Date; step: string | null }[]> {
+    const rows = await this.sql<{ seq: string; type: string; agent_id: string; ts: Date; step: string | null }[]>`
+      SELECT seq, type, agent_id, ts, CASE WHEN type = 'ERROR_RECOVERY' THEN payload->>'step' END AS step
+      FROM task_events WHERE workflow_id = ${workflowId}::uuid ORDER BY seq`;
+    return rows.map((r) => ({ seq: Number(r.seq), type: r.type, agentId: r.agent_id, at: r.ts, step: r.step }));
+  }
+
   async close(): Promise<void> {
     await this.sql.end({ timeout: 5 });
   }
