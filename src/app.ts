@@ -11,6 +11,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import http from 'node:http';
 import http2 from 'node:http2';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createClient, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
 import { Archiver } from './actors/archiver.js';
@@ -59,9 +60,19 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/**
+ * MODELS_CONFIG_PATH. Its default, ./config/models.yaml, falls back to the catalogue shipped
+ * with the package (beside src/ or dist/) when the service is started from another directory.
+ */
+function modelsConfigPath(cfg: Config): string {
+  const p = cfg.paths.models;
+  if (p !== './config/models.yaml' || existsSync(p)) return p;
+  return fileURLToPath(new URL('../config/models.yaml', import.meta.url));
+}
+
 export function createLlm(cfg: Config): LlmProvider {
   if (cfg.llm.provider === 'openai') {
-    const cat = loadCatalogue(cfg.paths.models);
+    const cat = loadCatalogue(modelsConfigPath(cfg));
     const m = cfg.llm.defaultModel;
     return new OpenAiProvider({
       baseUrl: cfg.llm.baseUrl,

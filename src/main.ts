@@ -3,8 +3,9 @@
  * (in-flight workflows are handed back to the work queue for another worker).
  */
 import { ConfigError, loadConfig } from './config/index.js';
-import { createLogger } from './log/index.js';
-import { startApp } from './app.js';
+import { createLogger, resolveLogFormat } from './log/index.js';
+import { startApp, VERSION } from './app.js';
+import { startupBanner } from './banner.js';
 
 async function main(): Promise<void> {
   let cfg;
@@ -17,12 +18,17 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger({ level: cfg.logLevel });
+  const format = resolveLogFormat(cfg.logFormat);
+  const log = createLogger({ level: cfg.logLevel, format });
   const app = await startApp(cfg, log);
   log.info(
     { roles: [...cfg.roles], gateway: app.gatewayPort, grpc: app.grpcPort, llm: cfg.llm.provider },
     app.gatewayPort ? `ready: http://localhost:${app.gatewayPort}` : 'ready',
   );
+  // A person at a terminal gets the essentials in one place; JSON consumers have the line above.
+  if (format === 'pretty') {
+    process.stdout.write(startupBanner(cfg, app, VERSION, process.stdout.isTTY === true && process.stdout.hasColors?.() === true));
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

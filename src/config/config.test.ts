@@ -219,3 +219,14 @@ describe('NATS_SYNC_INTERVAL (embedded nats-server fsync policy)', () => {
     expect(configError({ NATS_SYNC_INTERVAL: 'always', NATS_URL: 'nats://x:4222' }).message).toMatch(/only to the embedded/);
   });
 });
+
+describe('LOG_FORMAT', () => {
+  it('is auto by default (pretty at a terminal, JSON otherwise) and accepts json and pretty', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'Pretty' }).logFormat).toBe('pretty');
+  });
+  it('refuses other values', () => {
+    expect(configError({ LOG_FORMAT: 'text' }).variable).toBe('LOG_FORMAT');
+  });
+});

@@ -116,6 +116,8 @@ export function loadConfig(env: Env = process.env) {
     environment,
     debug: bool(env, 'DEBUG', false),
     logLevel: oneOf(env, 'LOG_LEVEL', bool(env, 'DEBUG', false) ? 'debug' : 'info', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
+    /** `auto`: human-readable lines when stdout is a terminal, JSON lines otherwise. */
+    logFormat: oneOf(env, 'LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     roles,
     /** Where the embedded nats-server store, PGlite database and workspaces live. */
     dataDir: str(env, 'DATA_DIR', './data'),
