@@ -20,7 +20,7 @@ import { Reconciler } from './actors/reconciler.js';
 import { startScheduler } from './scheduler/index.js';
 import { Worker } from './actors/worker.js';
 import { connectBus, type Bus } from './bus/index.js';
-import type { Config } from './config/index.js';
+import { reservedSettingWarnings, type Config } from './config/index.js';
 import { startEmbeddedPostgres, EMBEDDED_PG_MAX_CONNECTIONS } from './embedded/pglite.js';
 import { findNatsServerBinary, natsServerVersion, startSupervisedNatsServer, supportsSyncInterval, type SupervisedNatsServer } from './embedded/nats-server.js';
 import { Gateway } from './gateway/index.js';
@@ -176,6 +176,8 @@ function createAuthService(cfg: Config, dataDir: string, store: Store, log: Logg
 }
 
 export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmProvider } = {}): Promise<App> {
+  // Settings of the spec that nothing implements yet: say so rather than pretend.
+  for (const w of reservedSettingWarnings(cfg)) log.warn(w);
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   const stopAll = async () => {
     for (const c of cleanups.reverse()) {

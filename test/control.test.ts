@@ -1,6 +1,17 @@
 /** Pause, resume and cancel of running and queued tasks, and the control state. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OfflineProvider, type LlmProvider, type LlmRequest, type LlmResult } from '../src/llm/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+
+class CountingLlm implements LlmProvider {
+  readonly name = 'offline';
+  calls = 0;
+  private readonly inner = new OfflineProvider();
+  complete(req: LlmRequest, onDelta?: (d: string) => void): Promise<LlmResult> {
+    this.calls++;
+    return this.inner.complete(req, onDelta);
+  }
+}
 
 let t: TestApp;
 let queuedOnly: TestApp;
@@ -58,13 +69,30 @@ describe('cancel', () => {
     expect((await json(again)).error).toMatch(/cannot be cancelled/);
   });
 
-  it('cancels a queued task at once', async () => {
+  it('cancels a queued task at once; a worker that later takes its start message only ends it', async () => {
     const { task_id } = await json(await post(queuedOnly.base, '/api/v1/tasks', { query: 'never runs' }));
     expect(await status(queuedOnly.base, task_id)).toBe('TASK_STATUS_QUEUED');
-    expect((await post(queuedOnly.base, `/api/v1/tasks/${task_id}/cancel`)).status).toBe(200);
+    expect((await post(queuedOnly.base, `/api/v1/tasks/${task_id}/cancel`, { reason: 'not needed' })).status).toBe(200);
     expect(await status(queuedOnly.base, task_id)).toBe('TASK_STATUS_CANCELLED');
     const list = await json(await fetch(`${queuedOnly.base}/api/v1/tasks?status=CANCELED&limit=100`));
     expect(list.tasks.map((x: { task_id: string }) => x.task_id)).toContain(task_id);
+
+    // The start message is still queued; a worker now takes it.
+    expect((await queuedOnly.app.bus.jsm.streams.info('TASKS')).state.messages).toBe(1);
+    const llm = new CountingLlm();
+    const worker = await startTestApp({ ROLES: 'worker' }, { natsUrl: queuedOnly.natsUrl, llm });
+    try {
+      const { events } = await readSse(`${queuedOnly.base}/api/v1/stream/sse?workflow_id=${task_id}`, { timeoutMs: 20_000 });
+      expect(types(events)).toEqual(['WORKFLOW_CANCELLING', 'WORKFLOW_CANCELLED', 'STREAM_END']);
+      expect(JSON.parse(events[0].data).payload).toMatchObject({ reason: 'not needed' });
+      await waitFor(async () => (await queuedOnly.app.bus.jsm.streams.info('TASKS')).state.messages === 0);
+      expect(llm.calls).toBe(0);
+      const s = await json(await fetch(`${queuedOnly.base}/api/v1/tasks/${task_id}`));
+      expect(s).toMatchObject({ status: 'TASK_STATUS_CANCELLED', error: 'cancelled: not needed' });
+      expect(s.result).toBeUndefined();
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('404s an unknown task and 409s a completed one; rejects a bad body', async () => {

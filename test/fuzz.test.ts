@@ -14,34 +14,12 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { rng } from './helpers/rng.js';
+import type { RegisteredRoute } from './helpers/uws-routes.js';
 
-const registered = vi.hoisted(() => [] as { method: string; pattern: string }[]);
+const registered = vi.hoisted(() => [] as RegisteredRoute[]);
 
 // Records every route the gateway registers; the app itself is untouched.
-vi.mock('uWebSockets.js', async (importOriginal) => {
-  const mod = await importOriginal<{ default: Record<string, unknown> }>();
-  const uws = mod.default as { App: (...args: unknown[]) => Record<string | symbol, unknown> };
-  const ROUTE_METHODS = new Set(['get', 'post', 'put', 'patch', 'del', 'any', 'options', 'head', 'connect', 'trace', 'ws']);
-  const App = (...args: unknown[]) => {
-    const app = uws.App(...args);
-    const proxy: Record<string | symbol, unknown> = new Proxy(app, {
-      get(target, prop) {
-        const v = Reflect.get(target, prop) as unknown;
-        if (typeof v !== 'function') return v;
-        if (typeof prop === 'string' && ROUTE_METHODS.has(prop)) {
-          return (pattern: string, ...rest: unknown[]) => {
-            registered.push({ method: prop, pattern });
-            (v as (...a: unknown[]) => unknown).call(target, pattern, ...rest);
-            return proxy;
-          };
-        }
-        return (v as (...a: unknown[]) => unknown).bind(target);
-      },
-    });
-    return proxy;
-  };
-  return { ...mod, default: { ...uws, App } };
-});
+vi.mock('uWebSockets.js', async (importOriginal) => (await import('./helpers/uws-routes.js')).recordRoutes(await importOriginal(), registered));
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
 const rand = rng(SEED);
@@ -204,7 +182,7 @@ const short = (s: string) => (s.length > 100 ? `${s.slice(0, 60)}...(${s.length}
 /** A body each JSON route accepts (or nearly), so that mutating one field reaches deep code. */
 function baseBody(method: string, pattern: string): Record<string, unknown> {
   if (pattern === '/api/v1/tasks' || pattern === '/api/v1/tasks/stream') {
-    return { query: 'fuzz', session_id: 'fuzz-session', context: { role: 'analyst' }, mode: 'simple', model_tier: 'small', max_iterations: 2 };
+    return { query: 'fuzz', session_id: 'fuzz-session', context: { role: 'analyst' }, mode: 'simple', model_tier: 'small', max_concurrent_agents: 2 };
   }
   if (pattern === '/api/v1/auth/register') return { email: `f-${randomUUID()}@example.com`, password: 'password123', name: 'n', tenant_name: 't' };
   if (pattern === '/api/v1/auth/login') return { email: 'nobody@example.com', password: 'password123' };

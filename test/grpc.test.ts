@@ -9,7 +9,7 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { Http2SessionManager, createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionMode, StatusCode, TaskStatus } from '../src/gen/svc/v1/common_pb.js';
+import { ExecutionMode, ModelTier, StatusCode, TaskStatus } from '../src/gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { StreamingService, type TaskUpdate } from '../src/gen/svc/v1/streaming_pb.js';
 import { TEST_RPC_TOKEN, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -120,6 +120,50 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
     expect((await rpcError(orch.submitTask({ query: '   ' }))).code).toBe(Code.InvalidArgument);
     expect((await rpcError(orch.submitTask(submitReq('x', 'turbo')))).code).toBe(Code.InvalidArgument);
     expect((await rpcError(orch.listTasks({ limit: 101 }))).code).toBe(Code.InvalidArgument);
+  });
+
+  it('refuses with InvalidArgument every field that is not available yet, and queues nothing', async () => {
+    const marker = `grpc-not-yet-${randomUUID()}`;
+    const cases: [Parameters<typeof orch.submitTask>[0], string][] = [
+      [{ options: { providerOverride: 'openai' } }, 'provider_override'],
+      [{ options: { skill: 'code-review' } }, 'skill'],
+      [{ options: { researchStrategy: 'deep' } }, 'research_strategy'],
+      [{ options: { maxIterations: 3 } }, 'max_iterations'],
+      [{ options: { enableVerification: true } }, 'enable_verification'],
+      [{ context: { disable_ai: true } }, 'context.disable_ai'],
+      [{ context: { template: 'weekly-report' } }, 'context.template'],
+      [{ context: { template_name: 'weekly-report' } }, 'context.template_name'],
+      [{ context: { template_version: '2' } }, 'context.template_version'],
+      [{ context: { provider_override: 'openai' } }, 'context.provider_override'],
+      [{ context: { skill: 'code-review' } }, 'context.skill'],
+      [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
+      [{ requireApproval: true }, 'require_approval'],
+      [{ manualDecomposition: { mode: ExecutionMode.COMPLEX } }, 'manual_decomposition'],
+      [{ sessionContext: {} }, 'session_context'],
+      [{ metadata: { tokenBudget: 1000 } }, 'metadata.token_budget'],
+    ];
+    for (const [fields, name] of cases) {
+      const e = await rpcError(orch.submitTask({ query: marker, ...fields }));
+      expect(e.code, name).toBe(Code.InvalidArgument);
+      expect(e.rawMessage).toBe(`${name} is not available yet`);
+    }
+    const [{ n }] = await t.app.store.sql`SELECT count(*)::int AS n FROM tasks WHERE query = ${marker}`;
+    expect(n).toBe(0);
+  });
+
+  it('honours the mode enum and the context fallbacks; refuses unknown enum values and prototype names', async () => {
+    const r = await orch.submitTask({ query: 'Plan it. Then do it. And check it.', options: { mode: ExecutionMode.SIMPLE }, context: { model_tier: 'large', model_override: 'some-model' } });
+    const [row] = await t.app.store.sql`SELECT mode, options FROM tasks WHERE id = ${r.taskId}::uuid`;
+    expect(row.mode).toBe('EXECUTION_MODE_SIMPLE');
+    expect(row.options).toMatchObject({ mode: 'simple', model_tier: 'large', model_override: 'some-model' });
+    for (const tier of ['constructor', '__proto__', 'toString', 'huge']) {
+      const e = await rpcError(orch.submitTask({ query: 'x', context: { model_tier: tier } }));
+      expect(e.code, tier).toBe(Code.InvalidArgument);
+      expect(e.rawMessage).toBe('context.model_tier must be one of: small, medium, large');
+    }
+    expect((await rpcError(orch.submitTask({ query: 'x', options: { modelTier: 42 as ModelTier } }))).code).toBe(Code.InvalidArgument);
+    expect((await rpcError(orch.submitTask({ query: 'x', options: { mode: 42 as ExecutionMode } }))).code).toBe(Code.InvalidArgument);
+    expect((await rpcError(orch.listTasks({ filterStatus: 42 as TaskStatus }))).code).toBe(Code.InvalidArgument);
   });
 });
 

@@ -60,6 +60,55 @@ describe('POST /api/v1/tasks', () => {
     }
   });
 
+  it('refuses each field that is not available yet with 400, top level or in context, on both submit routes, and queues nothing', async () => {
+    const marker = `not-yet-${randomUUID()}`;
+    const cases: [Record<string, unknown>, string][] = [
+      [{ provider_override: 'openai' }, 'provider_override'],
+      [{ skill: 'code-review' }, 'skill'],
+      [{ research_strategy: 'deep' }, 'research_strategy'],
+      [{ max_iterations: 3 }, 'max_iterations'],
+      [{ enable_verification: true }, 'enable_verification'],
+      [{ context: { disable_ai: true } }, 'context.disable_ai'],
+      [{ context: { template: 'weekly-report' } }, 'context.template'],
+      [{ context: { template_name: 'weekly-report' } }, 'context.template_name'],
+      [{ context: { template_version: '2' } }, 'context.template_version'],
+      [{ context: { provider_override: 'openai' } }, 'context.provider_override'],
+      [{ context: { skill: 'code-review' } }, 'context.skill'],
+      [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
+    ];
+    for (const [fields, name] of cases) {
+      for (const path of ['/api/v1/tasks', '/api/v1/tasks/stream']) {
+        const res = await post(path, { query: marker, ...fields }, { 'Idempotency-Key': randomUUID() });
+        expect(res.status, `${path} ${JSON.stringify(fields)}`).toBe(400);
+        expect(await json(res)).toEqual({ error: `${name} is not available yet` });
+      }
+    }
+    const [{ n }] = await t.app.store.sql`SELECT count(*)::int AS n FROM tasks WHERE query = ${marker}`;
+    expect(n).toBe(0);
+    // A schedule would submit them at every run: refused when it is created.
+    const sched = await post('/api/v1/schedules', { name: marker, cron_expression: '0 * * * *', timezone: 'UTC', task_query: marker, task_context: { template: 'weekly-report' } });
+    expect(sched.status).toBe(400);
+    expect(await json(sched)).toEqual({ error: 'task_context.template is not available yet' });
+    // Their "off" values ask for nothing and are accepted.
+    for (const fields of [{ enable_verification: false }, { context: { disable_ai: false } }, { skill: '' }]) {
+      const res = await post('/api/v1/tasks', { query: 'accepted', ...fields });
+      expect(res.status, JSON.stringify(fields)).toBe(200);
+    }
+  });
+
+  it('refuses prototype member names as model_tier (top level and context fallback) with 400', async () => {
+    for (const tier of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      for (const body of [{ query: 'x', model_tier: tier }, { query: 'x', context: { model_tier: tier } }]) {
+        const res = await post('/api/v1/tasks', body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect((await json(res)).error).toMatch(/model_tier must be one of: small, medium, large/);
+      }
+    }
+    // The context fallback works for a real tier, and a non-string one is refused.
+    expect((await post('/api/v1/tasks', { query: 'x', context: { model_tier: 'large' } })).status).toBe(200);
+    expect((await json(await post('/api/v1/tasks', { query: 'x', context: { model_tier: 5 } }))).error).toBe('context.model_tier must be a string');
+  });
+
   it('returns the cached response for a repeated Idempotency-Key and ignores the new body', async () => {
     const key = randomUUID();
     const a = await post('/api/v1/tasks', { query: 'first body' }, { 'Idempotency-Key': key });

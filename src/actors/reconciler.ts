@@ -12,15 +12,15 @@ import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { Mode, TaskStart } from './workflows.js';
 
-const MODE_BY_EXECUTION: Record<string, Mode> = {
-  EXECUTION_MODE_SIMPLE: 'simple',
-  EXECUTION_MODE_STANDARD: 'standard',
-  EXECUTION_MODE_COMPLEX: 'complex',
-};
+const MODE_BY_EXECUTION = new Map<string, Mode>([
+  ['EXECUTION_MODE_SIMPLE', 'simple'],
+  ['EXECUTION_MODE_STANDARD', 'standard'],
+  ['EXECUTION_MODE_COMPLEX', 'complex'],
+]);
 
 export class Reconciler {
   private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private running?: Promise<string[]>;
 
   constructor(
     private readonly bus: Bus,
@@ -35,14 +35,14 @@ export class Reconciler {
     void this.runOnce();
   }
 
-  /** One pass; returns how many start messages were re-published. */
-  runOnce(): Promise<number> {
+  /** One pass; returns the ids of the tasks whose start message it re-published. */
+  runOnce(): Promise<string[]> {
     this.running ??= this.pass().finally(() => (this.running = undefined));
     return this.running;
   }
 
-  private async pass(): Promise<number> {
-    let republished = 0;
+  private async pass(): Promise<string[]> {
+    const republished: string[] = [];
     try {
       const rows = await this.store.sql<{ id: string; session_id: string; user_id: string | null; tenant_id: string | null; query: string; context: Record<string, unknown>; options: Record<string, unknown>; mode: string; trace_id: string | null; created_at: Date }[]>`
         SELECT id, session_id, user_id, tenant_id, query, context, options, mode, trace_id, created_at FROM tasks
@@ -59,17 +59,15 @@ export class Reconciler {
           tenant_id: r.tenant_id ?? undefined,
           query: r.query,
           context: r.context ?? {},
-          mode: (o.mode as Mode | undefined) ?? MODE_BY_EXECUTION[r.mode] ?? 'simple',
+          mode: (o.mode as Mode | undefined) ?? MODE_BY_EXECUTION.get(r.mode) ?? 'simple',
           model_tier: (o.model_tier as TaskStart['model_tier']) ?? 'small',
           model_override: o.model_override as string | undefined,
-          provider_override: o.provider_override as string | undefined,
-          max_iterations: o.max_iterations as number | undefined,
           max_concurrent_agents: o.max_concurrent_agents as number | undefined,
           trace_id: r.trace_id ?? undefined,
           submitted_at: r.created_at.toISOString(),
         };
         await this.bus.js.publish(subjects.taskStart(r.id), new TextEncoder().encode(JSON.stringify(start)), { msgID: r.id });
-        republished++;
+        republished.push(r.id);
         this.log.warn({ workflow_id: r.id }, 'queued task had no start message; re-published it');
       }
     } catch (err) {

@@ -33,8 +33,6 @@ export interface TaskStart {
   mode: Mode;
   model_tier: 'small' | 'medium' | 'large';
   model_override?: string;
-  provider_override?: string;
-  max_iterations?: number;
   max_concurrent_agents?: number;
   trace_id?: string;
   submitted_at: string;
@@ -61,11 +59,12 @@ interface AgentOutput {
 
 const DEFAULT_SYSTEM = 'You are a helpful, precise assistant. Answer the user\'s request directly.';
 
-function systemPrompt(t: TaskStart): string {
+export function systemPrompt(t: Pick<TaskStart, 'context'>): string {
   const ctx = t.context;
   let prompt = typeof ctx.system_prompt === 'string' && ctx.system_prompt ? ctx.system_prompt : DEFAULT_SYSTEM;
   const params = (ctx.prompt_params && typeof ctx.prompt_params === 'object' ? ctx.prompt_params : {}) as Record<string, unknown>;
-  prompt = prompt.replace(/\$\{(\w+)\}/g, (m, k: string) => (k in params ? String(params[k]) : m));
+  // Own keys only: `${constructor}` must stay as written, not become Object's source text.
+  prompt = prompt.replace(/\$\{(\w+)\}/g, (m, k: string) => (Object.hasOwn(params, k) ? String(params[k]) : m));
   return prompt;
 }
 

@@ -52,13 +52,6 @@ function num(env: Env, name: string, def: number, opts: { min?: number; max?: nu
   return n;
 }
 
-/** "unlimited" (or empty) -> Infinity; else a positive integer. */
-function budget(env: Env, name: string): number {
-  const v = env[name];
-  if (unset(v) || v.trim().toLowerCase() === 'unlimited') return Infinity;
-  return num(env, name, Infinity, { min: 1, int: true });
-}
-
 function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readonly T[]): T {
   const raw = str(env, name, def);
   const v = raw.trim().toLowerCase() as T;
@@ -76,20 +69,39 @@ function syncInterval(env: Env): string | undefined {
   return v;
 }
 
-function perMinute(env: Env, name: string, def: number): number {
-  // Accepts "120" or "120/min".
-  const v = env[name];
-  if (unset(v)) return def;
-  const m = /^\s*(\d+)\s*(?:\/\s*min(?:ute)?)?\s*$/i.exec(v);
-  if (!m) throw new ConfigError(name, `expected requests per minute, got ${JSON.stringify(v)}`);
-  return Number(m[1]);
-}
-
 /** A shared secret: long enough that guessing it over the network is hopeless. */
 function internalToken(env: Env, name: string): string | undefined {
   const v = optStr(env, name)?.trim();
   if (v !== undefined && v.length < 32) throw new ConfigError(name, `must be at least 32 characters (e.g. openssl rand -base64 48), got ${v.length}`);
   return v;
+}
+
+/**
+ * Variables of the spec's configuration table that nothing implements yet, with what they
+ * will control. They are not parsed (no module could read them): a value that is set is
+ * ignored, and start-up warns about it (reservedSettingWarnings) rather than pretending.
+ */
+export const RESERVED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
+  MAX_TOKENS_PER_REQUEST: 'hard token budget per task (default 10000)',
+  MAX_COST_PER_REQUEST: 'hard cost budget per task (default 0.50 USD)',
+  TOKEN_BUDGET_PER_AGENT: 'token budget per agent (default unlimited)',
+  TOKEN_BUDGET_PER_TASK: 'token budget per task (default unlimited)',
+  LLM_DISABLE_BUDGETS: 'where budgets are enforced (default 1: the orchestrator)',
+  ENABLE_CACHE: 'response caching (default true)',
+  CACHE_SIMILARITY_THRESHOLD: 'semantic cache hit threshold (default 0.95)',
+  WEB_SEARCH_RATE_LIMIT: 'web_search tool calls per minute (default 120)',
+  CALCULATOR_RATE_LIMIT: 'calculator tool calls per minute (default 2000)',
+  PYTHON_EXECUTOR_RATE_LIMIT: 'python_executor tool calls per minute (default 60)',
+  TOOL_PARALLELISM: 'concurrent tool executions (default 1)',
+  ENABLE_TOOL_SELECTION: 'planner auto-selects tools (default 1)',
+  PRIORITY_QUEUES: 'priority queuing (default off)',
+  AGENT_TIMEOUT_SECONDS: 'agent execution timeout (default 600)',
+  CONFIG_PATH: 'feature flags file (default ./config/features.yaml)',
+});
+
+/** One start-up warning per reserved variable that is set. */
+export function reservedSettingWarnings(cfg: { reserved: readonly string[] }): string[] {
+  return cfg.reserved.map((name) => `${name} is reserved: not implemented yet, its value is ignored`);
 }
 
 export function loadConfig(env: Env = process.env) {
@@ -160,9 +172,8 @@ export function loadConfig(env: Env = process.env) {
       rateLimitWindowSeconds: num(env, 'RATE_LIMIT_WINDOW', 60, { min: 1, max: 3600, int: true }),
       /** Burst limit on the task list: requests per second per key. */
       taskListBurstPerSecond: num(env, 'RATE_LIMIT_TASK_LIST_BURST', 20, { min: 1, int: true }),
-      readTimeoutSeconds: 30,
-      writeTimeoutSeconds: 30,
-      idleTimeoutSeconds: 60,
+      // The spec's HTTP timeouts (read 30 s, write 30 s, idle 60 s) are not settings:
+      // uWebSockets.js 20.30 fixes one ~10 s timer for all three (README, "HTTP timeouts").
     },
     streaming: {
       ringCapacity: num(env, 'STREAMING_RING_CAPACITY', 1000, { min: 16, int: true }),
@@ -211,14 +222,6 @@ export function loadConfig(env: Env = process.env) {
       requestTimeoutMs: num(env, 'LLM_TIMEOUT_MS', 120000, { min: 100, int: true }),
       /** Offline provider pacing: milliseconds per streamed chunk (0 = as fast as possible). */
       offlineChunkDelayMs: num(env, 'OFFLINE_LLM_CHUNK_DELAY_MS', 0, { min: 0, int: true }),
-      modelsConfigPath: str(env, 'MODELS_CONFIG_PATH', './config/models.yaml'),
-    },
-    budgets: {
-      maxTokensPerRequest: num(env, 'MAX_TOKENS_PER_REQUEST', 10000, { min: 1, int: true }),
-      maxCostPerRequest: num(env, 'MAX_COST_PER_REQUEST', 0.5, { min: 0 }),
-      tokenBudgetPerAgent: budget(env, 'TOKEN_BUDGET_PER_AGENT'),
-      tokenBudgetPerTask: budget(env, 'TOKEN_BUDGET_PER_TASK'),
-      llmDisableBudgets: bool(env, 'LLM_DISABLE_BUDGETS', true),
     },
     history: {
       windowMessages: num(env, 'HISTORY_WINDOW_MESSAGES', 50, { min: 1, int: true }),
@@ -228,21 +231,6 @@ export function loadConfig(env: Env = process.env) {
     workflow: {
       synthBypassSingle: bool(env, 'WORKFLOW_SYNTH_BYPASS_SINGLE', true),
       partialChunkChars: num(env, 'PARTIAL_CHUNK_CHARS', 512, { min: 1, int: true }),
-      toolParallelism: num(env, 'TOOL_PARALLELISM', 1, { min: 1, int: true }),
-      enableToolSelection: bool(env, 'ENABLE_TOOL_SELECTION', true),
-      priorityQueues: oneOf(env, 'PRIORITY_QUEUES', 'off', ['on', 'off'] as const) === 'on',
-    },
-    cache: {
-      enabled: bool(env, 'ENABLE_CACHE', true),
-      similarityThreshold: num(env, 'CACHE_SIMILARITY_THRESHOLD', 0.95, { min: 0, max: 1 }),
-    },
-    toolRates: {
-      webSearchPerMinute: perMinute(env, 'WEB_SEARCH_RATE_LIMIT', 120),
-      calculatorPerMinute: perMinute(env, 'CALCULATOR_RATE_LIMIT', 2000),
-      pythonExecutorPerMinute: perMinute(env, 'PYTHON_EXECUTOR_RATE_LIMIT', 60),
-    },
-    agents: {
-      timeoutSeconds: num(env, 'AGENT_TIMEOUT_SECONDS', 600, { min: 1, int: true }),
     },
     workspace: {
       /** One folder per session under this root. */
@@ -254,7 +242,6 @@ export function loadConfig(env: Env = process.env) {
       maxBudgetUsd: num(env, 'SCHEDULE_MAX_BUDGET_USD', 10, { min: 0 }),
     },
     paths: {
-      features: str(env, 'CONFIG_PATH', './config/features.yaml'),
       models: str(env, 'MODELS_CONFIG_PATH', './config/models.yaml'),
     },
     auth: {
@@ -267,6 +254,8 @@ export function loadConfig(env: Env = process.env) {
       apiKeyCacheSeconds: num(env, 'API_KEY_CACHE_SECONDS', 5, { min: 0, max: 300, int: true }),
     },
     idempotencyTtlSeconds: num(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, { min: 1, int: true }),
+    /** Reserved variables (RESERVED_SETTINGS) that are set: warned about at start-up, otherwise ignored. */
+    reserved: Object.keys(RESERVED_SETTINGS).filter((name) => !unset(env[name])),
   } as const;
 
   if (environment === 'prod' && cfg.gateway.skipAuth) {

@@ -11,6 +11,7 @@ import uWS, { type HttpResponse, type TemplatedApp, type us_listen_socket, type 
 import { parseResumePoint, type Bus } from '../bus/index.js';
 import { AppError, Code, badRequest, notFound, unavailable } from '../errors/index.js';
 import { REFUSED_RETRY_AFTER_SECONDS } from '../actors/enqueue.js';
+import { notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema, type GetTaskStatusResponse, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
@@ -63,7 +64,8 @@ export interface GatewayDeps {
 }
 
 const validateSubmit = validator(TaskSubmitRequest);
-const TIER: Record<string, ModelTier> = { small: ModelTier.SMALL, medium: ModelTier.MEDIUM, large: ModelTier.LARGE };
+/** A Map: `model_tier: "constructor"` must not find a prototype member. */
+const TIER = new Map<string, ModelTier>([['small', ModelTier.SMALL], ['medium', ModelTier.MEDIUM], ['large', ModelTier.LARGE]]);
 const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : undefined);
 const enc = new TextEncoder();
 const PENDING = '"__pending__"';
@@ -289,22 +291,27 @@ export class Gateway {
       if (cached) return cached;
     }
     const body = validateSubmit(parseJsonBody(req));
-    // Refuse at once rather than after timeouts: nothing can be queued without the bus.
-    if (!this.deps.bus.connected) throw unavailable('Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later', undefined, REFUSED_RETRY_AFTER_SECONDS);
     const context = (body.context ?? {}) as Record<string, unknown>;
-    const pick = (k: 'model_tier' | 'model_override' | 'provider_override' | 'skill' | 'research_strategy') => {
+    // A top-level field wins over its context fallback.
+    const pick = (k: 'model_tier' | 'model_override' | 'provider_override') => {
       const top = body[k];
       if (top !== undefined) return top as string;
       const c = context[k];
-      return typeof c === 'string' && c ? c : undefined;
+      if (c === undefined || c === null || c === '') return undefined;
+      if (typeof c !== 'string') throw badRequest(`context.${k} must be a string`);
+      return c;
     };
     const modelTier = pick('model_tier');
     const modelOverride = pick('model_override');
-    const providerOverride = pick('provider_override');
-    if (context.disable_ai === true && (modelTier || modelOverride || providerOverride)) {
+    if (context.disable_ai === true && (modelTier || modelOverride || pick('provider_override'))) {
       throw badRequest('disable_ai cannot be combined with model_tier, model_override or provider_override');
     }
-    if (modelTier && !(modelTier in TIER)) throw badRequest('model_tier must be one of: small, medium, large');
+    if (modelTier && !TIER.has(modelTier)) throw badRequest('model_tier must be one of: small, medium, large');
+    // Accepted and ignored would pretend: what nothing implements yet is refused.
+    const notYet = notAvailableField(body, context);
+    if (notYet) throw badRequest(notAvailableMessage(notYet));
+    // Refuse at once rather than after timeouts: nothing can be queued without the bus.
+    if (!this.deps.bus.connected) throw unavailable('Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later', undefined, REFUSED_RETRY_AFTER_SECONDS);
     if (kvKey) {
       // Claim the key atomically; a concurrent request with the same key waits for our reply.
       const claimed = await this.deps.bus.kv.idempotency.create(kvKey, enc.encode(PENDING)).then(
@@ -317,7 +324,7 @@ export class Gateway {
       if (!claimed) return this.awaitReply(kvKey);
     }
     try {
-      return await this.doSubmit(req, p, stream, body, context, { modelTier, modelOverride, providerOverride, kvKey, idemKey, pick });
+      return await this.doSubmit(req, p, stream, body, context, { modelTier, modelOverride, kvKey, idemKey });
     } catch (err) {
       if (kvKey) await this.deps.bus.kv.idempotency.delete(kvKey).catch(() => {});
       throw err;
@@ -333,14 +340,11 @@ export class Gateway {
     o: {
       modelTier?: string;
       modelOverride?: string;
-      providerOverride?: string;
       kvKey?: string;
       idemKey?: string;
-      pick: (k: 'skill' | 'research_strategy') => string | undefined;
     },
   ): Promise<Reply> {
-    const { modelTier, modelOverride, providerOverride, kvKey, idemKey, pick } = o;
-    if (context.template_name !== undefined && context.template === undefined) context.template = context.template_name;
+    const { modelTier, modelOverride, kvKey, idemKey } = o;
     const tp = parseTraceparent(req.headers.traceparent);
     const sessionId = body.session_id || undefined;
     const r = await this.client.submitTask(
@@ -355,14 +359,9 @@ export class Gateway {
         context: context as JsonObject,
         options: {
           modeName: body.mode ?? '',
-          modelTier: modelTier ? TIER[modelTier] : ModelTier.UNSPECIFIED,
+          modelTier: (modelTier && TIER.get(modelTier)) || ModelTier.UNSPECIFIED,
           modelOverride: modelOverride ?? '',
-          providerOverride: providerOverride ?? '',
-          skill: pick('skill') ?? '',
-          researchStrategy: pick('research_strategy') ?? '',
-          maxIterations: body.max_iterations ?? 0,
           maxConcurrentAgents: body.max_concurrent_agents ?? 0,
-          enableVerification: body.enable_verification ?? false,
           idempotencyKey: idemKey ?? '',
           traceparent: req.headers.traceparent ?? '',
           stream,

@@ -12,6 +12,10 @@ const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'strin
 const security = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
 const schedParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'Schedule id' };
 const sessionParam = { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' }, description: 'Session UUID or external id' };
+const SUBMIT_400 =
+  'Invalid JSON, missing query, a bad field, disable_ai combined with a model control, or a field that is not available yet ' +
+  '(provider_override, skill, research_strategy, max_iterations, enable_verification: true, and in context provider_override, skill, ' +
+  'research_strategy, template, template_name, template_version, disable_ai: true): "<field> is not available yet"';
 
 /** Strips TypeBox's symbol keys so the document is plain JSON Schema. */
 const plain = (s: TSchema) => JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
@@ -109,7 +113,7 @@ export function buildOpenApi(version: string) {
           operationId: 'createSchedule',
           security,
           requestBody: { required: true, content: { 'application/json': { schema: ref('ScheduleCreate') } } },
-          responses: { 200: json(ref('ScheduleCreated')), 400: err('Invalid cron, timezone, interval too short, or invalid fields'), 403: err('schedule limit reached') },
+          responses: { 200: json(ref('ScheduleCreated')), 400: err('Invalid cron, timezone, interval too short, invalid fields, or a task_context key that is not available yet (see POST /api/v1/tasks)'), 403: err('schedule limit reached') },
         },
         get: {
           summary: "The caller's schedules",
@@ -326,7 +330,7 @@ export function buildOpenApi(version: string) {
           requestBody: { required: true, content: { 'application/json': { schema: ref('TaskSubmitRequest') } } },
           responses: {
             200: { ...json(ref('TaskSubmitResponse'), 'Accepted; the task is QUEUED'), headers: { 'X-Workflow-ID': { schema: { type: 'string' } }, 'X-Session-ID': { schema: { type: 'string' } } } },
-            400: err('Invalid JSON, missing query, or disable_ai combined with a model control'),
+            400: err(SUBMIT_400),
             401: err('Authentication required'),
             503: { ...err('The task queue (NATS) is unreachable: the task was not accepted and will not run; retry after Retry-After seconds'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
           },
@@ -350,7 +354,7 @@ export function buildOpenApi(version: string) {
           operationId: 'submitTaskAndStream',
           security,
           requestBody: { required: true, content: { 'application/json': { schema: ref('TaskSubmitRequest') } } },
-          responses: { 201: json(ref('TaskStreamSubmitResponse'), 'Created'), 400: err('Invalid request') },
+          responses: { 201: json(ref('TaskStreamSubmitResponse'), 'Created'), 400: err(SUBMIT_400) },
         },
       },
       '/api/v1/tasks/{id}': {

@@ -6,6 +6,7 @@
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import { badRequest, conflict, forbidden, notFound } from '../errors/index.js';
+import { notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { checkInterval, nextRun, validateCron, validateTimezone } from '../scheduler/cron.js';
 import {
   ScheduleLimitError,
@@ -56,6 +57,9 @@ function taskQuery(v: unknown): string {
 function taskContext(v: unknown): Record<string, unknown> {
   if (v === undefined || v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v)) throw badRequest('task_context must be an object');
+  // Refused now rather than at every run: SubmitTask refuses these keys too.
+  const notYet = notAvailableField({}, v as Record<string, unknown>);
+  if (notYet) throw badRequest(notAvailableMessage(`task_${notYet}`));
   return v as Record<string, unknown>;
 }
 

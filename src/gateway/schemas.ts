@@ -5,6 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { badRequest } from '../errors/index.js';
+import { NOT_AVAILABLE_CONTEXT_KEYS } from '../actors/not-available.js';
 
 export const StringEnum = <T extends string>(values: readonly T[], opts: Record<string, unknown> = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...opts });
@@ -18,20 +19,31 @@ export const TASK_STATUS_VALUES = [
 export const EXECUTION_MODE_VALUES = ['EXECUTION_MODE_UNSPECIFIED', 'EXECUTION_MODE_SIMPLE', 'EXECUTION_MODE_STANDARD', 'EXECUTION_MODE_COMPLEX'] as const;
 export const LIST_STATUS_FILTERS = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'CANCELED', 'TIMEOUT', 'PAUSED'] as const;
 
+/** How the fields that nothing implements yet are documented (src/actors/not-available.ts refuses them). */
+const NOT_YET_FIELD = 'Not available yet: a request that sets it is refused with 400 "<field> is not available yet"';
+const NOT_YET = 'Not available yet, refused with 400 "context.<key> is not available yet":';
+
 export const TaskSubmitRequest = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 100_000, description: 'Natural-language task description' }),
     session_id: Type.Optional(Type.String({ maxLength: 255, description: 'Session for multi-turn use; generated when omitted' })),
-    context: Type.Optional(FreeObject('Key-value context (role, system_prompt, prompt_params, template, disable_ai, force_research, force_swarm, ...)')),
+    context: Type.Optional(
+      FreeObject(
+        'Key-value context. Read: system_prompt, prompt_params, model_tier and model_override (fallbacks for the top-level fields), ' +
+          'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
+          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.map((k) => (k === 'disable_ai' ? 'disable_ai: true' : k)).join(', ')}. ` +
+          'Other keys (role, force_research, force_swarm, agent, ...) are stored with the task but not read yet.',
+      ),
+    ),
     mode: Type.Optional(StringEnum(['simple', 'standard', 'complex', 'supervisor'] as const, { description: 'Default: auto-detect' })),
     model_tier: Type.Optional(StringEnum(['small', 'medium', 'large'] as const, { description: 'Default: small' })),
     model_override: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    provider_override: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    skill: Type.Optional(Type.String({ maxLength: 200 })),
-    research_strategy: Type.Optional(StringEnum(['quick', 'standard', 'deep', 'academic'] as const)),
-    max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    max_concurrent_agents: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    enable_verification: Type.Optional(Type.Boolean()),
+    provider_override: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: NOT_YET_FIELD })),
+    skill: Type.Optional(Type.String({ maxLength: 200, description: NOT_YET_FIELD })),
+    research_strategy: Type.Optional(StringEnum(['quick', 'standard', 'deep', 'academic'] as const, { description: NOT_YET_FIELD })),
+    max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: NOT_YET_FIELD })),
+    max_concurrent_agents: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Most subtasks a standard or complex workflow plans (default 8)' })),
+    enable_verification: Type.Optional(Type.Boolean({ description: `${NOT_YET_FIELD} (false is accepted)` })),
   },
   { additionalProperties: true },
 );

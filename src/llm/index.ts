@@ -261,7 +261,10 @@ export class OpenAiProvider implements LlmProvider {
     }
     const inputTokens = usage?.prompt_tokens ?? req.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
     const outputTokens = usage?.completion_tokens ?? estimateTokens(text);
-    const price = this.opts.prices?.[reportedModel] ?? this.opts.prices?.[model];
+    // Own keys only: a model named "constructor" (model_override) has no price, not Object's.
+    const prices = this.opts.prices;
+    const priceOf = (m: string) => (prices && Object.hasOwn(prices, m) ? prices[m] : undefined);
+    const price = priceOf(reportedModel) ?? priceOf(model);
     const costUsd = price ? (inputTokens / 1000) * price.prompt + (outputTokens / 1000) * price.completion : 0;
     const toolCalls = tools.result();
     return {

@@ -124,6 +124,14 @@ describe('OpenAiProvider: usage, cost and model', () => {
     expect(r.usage.costUsd).toBeCloseTo(0.04, 10);
   });
 
+  it('finds no price for a model named like a prototype member (the cost is 0, not NaN)', async () => {
+    for (const model of ['constructor', '__proto__', 'toString']) {
+      server.enqueue({ type: 'completion', content: 'x', model, usage: { prompt_tokens: 1000, completion_tokens: 1000, total_tokens: 2000 } });
+      const r = await provider({ prices: { 'model-small': { prompt: 0.01, completion: 0.03 } } }).complete(request({ model }));
+      expect(r.usage.costUsd, model).toBe(0);
+    }
+  });
+
   it('reports the requested model when the server names none, and estimates usage when it sends none', async () => {
     server.enqueue({ type: 'completion', content: 'abcdefghij', usage: null });
     const r = await provider().complete(request({ model: 'requested-model' }));

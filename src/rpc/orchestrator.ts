@@ -27,6 +27,7 @@ import type { Store, TaskRow } from '../store/index.js';
 import { EXECUTION_MODE, MODES, type Mode, type TaskStart } from '../actors/workflows.js';
 import { readControl, updateControl } from '../actors/control.js';
 import { enqueueStart } from '../actors/enqueue.js';
+import { firstGiven, notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { TERMINAL_STATUSES, UUID_RE } from '../store/index.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 
@@ -56,12 +57,22 @@ export const EXECUTION_MODE_NAME: Record<ExecutionMode, string> = {
 const EXECUTION_MODE_BY_NAME = new Map(Object.entries(EXECUTION_MODE_NAME).map(([k, v]) => [v, Number(k) as ExecutionMode]));
 export const executionModeFromName = (s: string) => EXECUTION_MODE_BY_NAME.get(s) ?? ExecutionMode.UNSPECIFIED;
 
-const TIER_NAME: Record<ModelTier, 'small' | 'medium' | 'large' | undefined> = {
-  [ModelTier.UNSPECIFIED]: undefined,
-  [ModelTier.SMALL]: 'small',
-  [ModelTier.MEDIUM]: 'medium',
-  [ModelTier.LARGE]: 'large',
-};
+type Tier = 'small' | 'medium' | 'large';
+/** Maps, not object literals: a key from a request must never find a prototype member. */
+const TIER_BY_ENUM = new Map<ModelTier, Tier | undefined>([
+  [ModelTier.UNSPECIFIED, undefined],
+  [ModelTier.SMALL, 'small'],
+  [ModelTier.MEDIUM, 'medium'],
+  [ModelTier.LARGE, 'large'],
+]);
+const TIERS = new Set<string>(['small', 'medium', 'large']);
+/** SubmitOptions.mode for callers that send the enum rather than mode_name. */
+const MODE_BY_ENUM = new Map<ExecutionMode, Mode | undefined>([
+  [ExecutionMode.UNSPECIFIED, undefined],
+  [ExecutionMode.SIMPLE, 'simple'],
+  [ExecutionMode.STANDARD, 'standard'],
+  [ExecutionMode.COMPLEX, 'complex'],
+]);
 
 /** Auto-detects the mode when none was requested: short single requests are simple. */
 export function detectMode(query: string): Mode {
@@ -73,7 +84,7 @@ export interface OrchestratorDeps {
   bus: Bus;
   store: Store;
   log: Logger;
-  defaultTier: 'small' | 'medium' | 'large';
+  defaultTier: Tier;
 }
 
 function rowToStatus(r: TaskRow) {
@@ -143,27 +154,46 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       if (!query) throw badRequest('query is required');
       const md = req.metadata;
       const opts = req.options;
+      const context = (req.context ?? {}) as Record<string, unknown>;
+      // Fields nothing implements yet are refused, never accepted and ignored: those of the
+      // REST body, and the gRPC-only ones (approvals, caller-made plans, budgets).
+      const unavailable =
+        notAvailableField(
+          { provider_override: opts?.providerOverride, skill: opts?.skill, research_strategy: opts?.researchStrategy, max_iterations: opts?.maxIterations, enable_verification: opts?.enableVerification },
+          context,
+        ) ??
+        firstGiven({ require_approval: req.requireApproval, manual_decomposition: req.manualDecomposition, session_context: req.sessionContext, 'metadata.token_budget': md?.tokenBudget });
+      if (unavailable) throw badRequest(notAvailableMessage(unavailable));
       const taskId = randomUUID();
       const sessionId = md?.sessionId || randomUUID();
       const modeName = (opts?.modeName || '') as Mode | '';
       if (modeName && !MODES.includes(modeName)) throw badRequest(`invalid mode: ${modeName}`);
-      const mode: Mode = modeName || detectMode(query);
-      const context = (req.context ?? {}) as Record<string, unknown>;
+      if (!MODE_BY_ENUM.has(opts?.mode ?? ExecutionMode.UNSPECIFIED)) throw badRequest(`invalid mode: ${opts?.mode}`);
+      const requestedMode = modeName || MODE_BY_ENUM.get(opts?.mode ?? ExecutionMode.UNSPECIFIED);
+      const mode: Mode = requestedMode || detectMode(query);
+      // Context fallbacks apply when the top-level field is absent (the gateway resolves them
+      // too; gRPC callers rely on this).
+      const fromContext = (k: 'model_tier' | 'model_override') => {
+        const v = context[k];
+        if (v === undefined || v === null || v === '') return undefined;
+        if (typeof v !== 'string') throw badRequest(`context.${k} must be a string`);
+        return v;
+      };
+      const tierEnum = opts?.modelTier ?? ModelTier.UNSPECIFIED;
+      if (!TIER_BY_ENUM.has(tierEnum)) throw badRequest(`invalid model_tier: ${tierEnum}`);
+      const ctxTier = TIER_BY_ENUM.get(tierEnum) ? undefined : fromContext('model_tier');
+      if (ctxTier !== undefined && !TIERS.has(ctxTier)) throw badRequest('context.model_tier must be one of: small, medium, large');
+      const tier: Tier = TIER_BY_ENUM.get(tierEnum) ?? (ctxTier as Tier | undefined) ?? d.defaultTier;
+      const modelOverride = opts?.modelOverride || fromContext('model_override');
       const createdAt = new Date();
-      const tier = TIER_NAME[opts?.modelTier ?? ModelTier.UNSPECIFIED] ?? d.defaultTier;
       const traceId = md?.labels?.trace_id || undefined;
       // The task runs as the caller; only a system caller (the scheduler) names its owner.
       const { userId, tenantId } = actingPrincipal(callerOf(ctx), md);
       const options: Record<string, unknown> = {
-        mode: modeName || undefined,
+        mode: requestedMode || undefined,
         model_tier: tier,
-        model_override: opts?.modelOverride || undefined,
-        provider_override: opts?.providerOverride || undefined,
-        skill: opts?.skill || undefined,
-        research_strategy: opts?.researchStrategy || undefined,
-        max_iterations: opts?.maxIterations || undefined,
+        model_override: modelOverride,
         max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
-        enable_verification: opts?.enableVerification || undefined,
       };
       await d.store.insertTask({ id: taskId, sessionId, userId, tenantId, query, context, options, mode: EXECUTION_MODE[mode], traceId, createdAt });
       const start: TaskStart = {
@@ -175,9 +205,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
         context,
         mode,
         model_tier: tier,
-        model_override: opts?.modelOverride || undefined,
-        provider_override: opts?.providerOverride || undefined,
-        max_iterations: opts?.maxIterations || undefined,
+        model_override: modelOverride,
         max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
         trace_id: traceId,
         submitted_at: createdAt.toISOString(),
@@ -206,6 +234,8 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       const c = callerOf(ctx);
       const scope = c.kind === 'user' ? { userId: c.userId, tenantId: c.tenantId } : { userId: req.userId || undefined, tenantId: req.tenantId || undefined };
       if ((scope.userId && !isUuid(scope.userId)) || (scope.tenantId && !isUuid(scope.tenantId))) throw badRequest('user_id and tenant_id must be UUIDs');
+      // An unknown status would otherwise filter nothing and list every task.
+      if (req.filterStatus && !Object.hasOwn(TASK_STATUS_NAME, req.filterStatus)) throw badRequest(`invalid filter_status: ${req.filterStatus}`);
       const { rows, total } = await d.store.listTasks({
         limit,
         offset: req.offset,

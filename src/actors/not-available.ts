@@ -1,0 +1,35 @@
+/**
+ * Submission fields of the interface that nothing implements yet (the agents issue does).
+ * Accepting one and running the task without it would pretend, so each is refused:
+ * `<field> is not available yet` (HTTP 400, gRPC InvalidArgument). One list for every entry
+ * point: the HTTP gateway checks it before anything is claimed or queued, and
+ * OrchestratorService.SubmitTask checks it again for gRPC callers and the scheduler.
+ *
+ * A field counts as given when it holds anything but its "unset" value: absent, null, an
+ * empty string, false (a flag that turns nothing on) or 0 (proto3's unset integer).
+ */
+
+/** Top-level fields of the submission (REST body, gRPC SubmitOptions). */
+export const NOT_AVAILABLE_FIELDS = ['provider_override', 'skill', 'research_strategy', 'max_iterations', 'enable_verification'] as const;
+
+/**
+ * Keys of `context`: the deprecated fallbacks of the fields above, templates (`template_name`
+ * is an alias of `template`) and template-only mode (`disable_ai: true` still called the LLM).
+ */
+export const NOT_AVAILABLE_CONTEXT_KEYS = ['provider_override', 'skill', 'research_strategy', 'template', 'template_name', 'template_version', 'disable_ai'] as const;
+
+const given = (v: unknown) => v !== undefined && v !== null && v !== '' && v !== false && v !== 0;
+
+export const notAvailableMessage = (field: string) => `${field} is not available yet`;
+
+/** The first not-yet-available field the submission gives ("context.<key>" for context keys), if any. */
+export function notAvailableField(top: Readonly<Record<string, unknown>>, context: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  for (const f of NOT_AVAILABLE_FIELDS) if (Object.hasOwn(top, f) && given(top[f])) return f;
+  if (context) for (const k of NOT_AVAILABLE_CONTEXT_KEYS) if (Object.hasOwn(context, k) && given(context[k])) return `context.${k}`;
+  return undefined;
+}
+
+/** The name of the first of `fields` that is given, if any (for lists kept at their entry point). */
+export function firstGiven(fields: Readonly<Record<string, unknown>>): string | undefined {
+  return Object.entries(fields).find(([, v]) => given(v))?.[0];
+}
