@@ -105,7 +105,14 @@ const RETRY_FOREIGN_PCT = 30;
  * more than RETRY_FOREIGN_PCT of a core meanwhile, it waits for quiet and measures again
  * (at most twice more) and keeps the least disturbed window.
  */
-async function measure(clients: ChildProc, pids: Record<string, number | undefined>, warmMs: number, measureMs: number, log?: (s: string) => void, hop?: Histogram): Promise<Phase> {
+async function measure(
+  clients: ChildProc,
+  pids: Record<string, number | undefined>,
+  warmMs: number,
+  measureMs: number,
+  log?: (s: string) => void,
+  hop?: Histogram,
+): Promise<Phase> {
   let best: Phase | undefined;
   for (let attempt = 0; attempt < 3; attempt++) {
     if (attempt) {
@@ -178,7 +185,13 @@ async function caughtUp(clients: ChildProc, seq: number[], log: (s: string) => v
 
 const RAMP_MAX_EVENTS_PER_WRITE = 12;
 
-async function runGateway(o: FanoutOptions, shape: FanoutShape, clients: ChildProc, publisher: ChildProc, profileDir: string | undefined): Promise<ServerResult> {
+async function runGateway(
+  o: FanoutOptions,
+  shape: FanoutShape,
+  clients: ChildProc,
+  publisher: ChildProc,
+  profileDir: string | undefined,
+): Promise<ServerResult> {
   const db = await o.pg.database('bench_fanout');
   // One directory per run: node writes one profile per thread (tsx's loader runs in a worker).
   const profDir = profileDir ? join(profileDir, `gateway-fanout-${shape.name}`) : undefined;
@@ -323,7 +336,13 @@ async function runReference(
     const fixed = await measure(clients, pids, Math.min(o.warmMs, 1000), o.measureMs, o.log);
     await srv.call('stop');
     const rss = rssKb(srv.pid);
-    return { server: kind, saturation, fixedRate: { offeredEventsPerSec: perWf * shape.workflows * shape.perWorkflow, phase: fixed }, connectMs: opened.ms, serverRssKb: rss };
+    return {
+      server: kind,
+      saturation,
+      fixedRate: { offeredEventsPerSec: perWf * shape.workflows * shape.perWorkflow, phase: fixed },
+      connectMs: opened.ms,
+      serverRssKb: rss,
+    };
   } finally {
     await clients.call('closeAll').catch(() => {});
     await srv.stop();
@@ -496,7 +515,20 @@ function formatShape(sr: ShapeResult): string {
   }
   let s = table(
     `Fan-out ${shape.name}: ${shape.workflows} workflow(s) x ${shape.perWorkflow} SSE clients — throughput (measured)`,
-    ['server', 'load', 'events/s', 'ev/write', 'server CPU %', 'ev/s per server core', 'client CPU %', 'real / this', 'per core', 'p50/p99 ms', 'other %', 'drops'],
+    [
+      'server',
+      'load',
+      'events/s',
+      'ev/write',
+      'server CPU %',
+      'ev/s per server core',
+      'client CPU %',
+      'real / this',
+      'per core',
+      'p50/p99 ms',
+      'other %',
+      'drops',
+    ],
     thr,
     [
       `events/s = SSE event frames received by all clients per second; frame = ${sr.frameBytes} bytes (an LLM_PARTIAL event as the gateway encodes it).`,
@@ -513,7 +545,19 @@ function formatShape(sr: ShapeResult): string {
     .filter((r) => !r.error && r.fixedRate)
     .flatMap((r) => {
       const p = r.fixedRate!.phase;
-      const rows = [[NAMES[r.server], fmtInt(r.fixedRate!.offeredEventsPerSec), fmtInt(p.eventsPerSec), p.eventsPerWrite.toFixed(1), fmtMs(p.latencyUs.p50), fmtMs(p.latencyUs.p99), fmtMs(p.latencyUs.max), fmtInt(p.latencyUs.count), `${p.foreignPct}`]];
+      const rows = [
+        [
+          NAMES[r.server],
+          fmtInt(r.fixedRate!.offeredEventsPerSec),
+          fmtInt(p.eventsPerSec),
+          p.eventsPerWrite.toFixed(1),
+          fmtMs(p.latencyUs.p50),
+          fmtMs(p.latencyUs.p99),
+          fmtMs(p.latencyUs.max),
+          fmtInt(p.latencyUs.count),
+          `${p.foreignPct}`,
+        ],
+      ];
       const h = p.natsHopUs;
       if (h) rows.push(['  of which: NATS hop alone (core sub)', '', '', '', fmtMs(h.p50), fmtMs(h.p99), fmtMs(h.max), fmtInt(h.count), '']);
       return rows;
@@ -532,7 +576,16 @@ function formatShape(sr: ShapeResult): string {
     s += table(
       `Fan-out ${shape.name} — real path rate ramp`,
       ['offered ev/s', 'delivered ev/s', 'ev/write', 'p50 ms', 'p99 ms', 'gateway CPU %', 'other %', 'sustained'],
-      real.matched.ramp.map((st) => [fmtInt(st.offeredEventsPerSec), fmtInt(st.phase.eventsPerSec), st.phase.eventsPerWrite.toFixed(1), fmtMs(st.phase.latencyUs.p50), fmtMs(st.phase.latencyUs.p99), `${st.phase.cpuPct.gateway}`, `${st.phase.foreignPct}`, st.ok ? 'yes' : 'no']),
+      real.matched.ramp.map((st) => [
+        fmtInt(st.offeredEventsPerSec),
+        fmtInt(st.phase.eventsPerSec),
+        st.phase.eventsPerWrite.toFixed(1),
+        fmtMs(st.phase.latencyUs.p50),
+        fmtMs(st.phase.latencyUs.p99),
+        `${st.phase.cpuPct.gateway}`,
+        `${st.phase.foreignPct}`,
+        st.ok ? 'yes' : 'no',
+      ]),
     );
   }
   if (sr.targets) {
@@ -546,7 +599,8 @@ function formatShape(sr: ShapeResult): string {
     const p = real.saturation[0].phase;
     if ((p.cpuPct.gateway ?? 0) < 70) {
       s += `\n  note: at saturation the gateway used only ${p.cpuPct.gateway}% of its core; the limit was elsewhere (publisher ${p.cpuPct.publisher}%, nats-server ${p.cpuPct.nats}%, clients ${p.cpuPct.clients}% of a core; machine ${p.machineBusyPct}% busy).`;
-      if (shape.perWorkflow < 100) s += `\n  Each published event reaches only ${shape.perWorkflow} clients here, so publishing (js.publish) and JetStream do most of the work per delivered event.`;
+      if (shape.perWorkflow < 100)
+        s += `\n  Each published event reaches only ${shape.perWorkflow} clients here, so publishing (js.publish) and JetStream do most of the work per delivered event.`;
     }
   }
   if (real?.delivery) s += `\n  delivery check (real path, whole run): ${real.delivery}.`;

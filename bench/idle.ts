@@ -52,7 +52,11 @@ async function holdConnections(
 ): Promise<Omit<IdleResult, 'server' | 'shape'>> {
   // Warm-up: exercise the code paths once so lazily compiled code is not counted.
   const warm = Array.from({ length: 200 }, () => randomUUID());
-  const w = await clients.call('open', { host: '127.0.0.1', port, path: SSE_PATH, workflows: warm, perWorkflow: 1, sampleEvery: 0, concurrency: 100, timeoutMs: 10_000 }, 60_000);
+  const w = await clients.call(
+    'open',
+    { host: '127.0.0.1', port, path: SSE_PATH, workflows: warm, perWorkflow: 1, sampleEvery: 0, concurrency: 100, timeoutMs: 10_000 },
+    60_000,
+  );
   if (w.failed) throw new Error(`warm-up connections failed: ${w.errors.join('; ')}`);
   await clients.call('closeAll');
   await sleep(1000);
@@ -83,7 +87,13 @@ async function holdConnections(
   };
 }
 
-export async function runIdle(o: { nats: Nats; pg: Pg; pin: boolean; quick: boolean; log: (s: string) => void }): Promise<{ results: IdleResult[]; report: string }> {
+export async function runIdle(o: {
+  nats: Nats;
+  pg: Pg;
+  pin: boolean;
+  quick: boolean;
+  log: (s: string) => void;
+}): Promise<{ results: IdleResult[]; report: string }> {
   const clients = spawnChild({ name: 'sse-clients', script: 'bench/procs/sse-clients.ts', ipc: true, cpu: o.pin ? 1 : undefined, nofile: 65_536 });
   const results: IdleResult[] = [];
   try {
@@ -102,7 +112,14 @@ export async function runIdle(o: { nats: Nats; pg: Pg; pin: boolean; quick: bool
       try {
         let r: Omit<IdleResult, 'server' | 'shape'>;
         if (run.server === 'gateway') {
-          const svc = await startService({ roles: 'gateway,orchestrator', natsUrl: o.nats.url, dbUrl: await o.pg.database('bench_idle'), cpu: o.pin ? 0 : undefined, nofile: 65_536, name: 'gateway' });
+          const svc = await startService({
+            roles: 'gateway,orchestrator',
+            natsUrl: o.nats.url,
+            dbUrl: await o.pg.database('bench_idle'),
+            cpu: o.pin ? 0 : undefined,
+            nofile: 65_536,
+            name: 'gateway',
+          });
           try {
             const lim = nofileLimit(svc.proc.pid);
             if (lim < n + 200) o.log(`idle: the gateway may open only ${lim} files`);
@@ -111,7 +128,14 @@ export async function runIdle(o: { nats: Nats; pg: Pg; pin: boolean; quick: bool
             await svc.stop();
           }
         } else {
-          const srv = spawnChild({ name: `ref-${run.server}`, script: 'bench/procs/ref-sse-server.ts', args: [run.server], ipc: true, cpu: o.pin ? 0 : undefined, nofile: 65_536 });
+          const srv = spawnChild({
+            name: `ref-${run.server}`,
+            script: 'bench/procs/ref-sse-server.ts',
+            args: [run.server],
+            ipc: true,
+            cpu: o.pin ? 0 : undefined,
+            nofile: 65_536,
+          });
           try {
             const port: number = await srv.call('listen');
             r = await holdConnections(clients, srv.pid, port, n, run.oneWorkflow, o.log);
@@ -123,7 +147,17 @@ export async function runIdle(o: { nats: Nats; pg: Pg; pin: boolean; quick: bool
         o.log(`idle ${run.server} (${run.shape}): ${r.kbPerConnection.toFixed(2)} KB per connection (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       } catch (err) {
         o.log(`idle ${run.server} (${run.shape}): FAILED: ${(err as Error).message}`);
-        results.push({ server: run.server, shape: run.shape, connections: 0, rssBeforeKb: NaN, rssAfterKb: NaN, kbPerConnection: NaN, connectSeconds: NaN, foreignPct: NaN, error: (err as Error).message });
+        results.push({
+          server: run.server,
+          shape: run.shape,
+          connections: 0,
+          rssBeforeKb: NaN,
+          rssAfterKb: NaN,
+          kbPerConnection: NaN,
+          connectSeconds: NaN,
+          foreignPct: NaN,
+          error: (err as Error).message,
+        });
       }
     }
   } finally {

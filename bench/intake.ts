@@ -109,7 +109,13 @@ function mainProfile(dir: string | undefined, name: string): ProfileSummary | un
     .sort((a, b) => b.busyMs - a.busyMs)[0];
 }
 
-export async function runIntake(o: { nats: Nats; pg: Pg; quick: boolean; profile: boolean; log: (s: string) => void }): Promise<{ results: IntakeResults; report: string }> {
+export async function runIntake(o: {
+  nats: Nats;
+  pg: Pg;
+  quick: boolean;
+  profile: boolean;
+  log: (s: string) => void;
+}): Promise<{ results: IntakeResults; report: string }> {
   const profileDir = o.profile ? join(ROOT, 'bench', 'results', 'profiles') : undefined;
   const results: IntakeResults = {
     ratios: {},
@@ -136,7 +142,10 @@ export async function runIntake(o: { nats: Nats; pg: Pg; quick: boolean; profile
     await waitUntil(() => ids.every((id) => done.has(id)), timeoutMs, 50, `${ids.length} tasks to complete`).catch(() => {});
     return ids.filter((id) => done.has(id)).length;
   };
-  const closedLoad = async (ms: number, roots: Record<string, number | undefined>): Promise<{ r: LoadResult; cpu: Record<string, number>; foreign: number }> => {
+  const closedLoad = async (
+    ms: number,
+    roots: Record<string, number | undefined>,
+  ): Promise<{ r: LoadResult; cpu: Record<string, number>; foreign: number }> => {
     const cpu = new TreeCpuWindow(roots);
     const lw = new LoadWindow();
     const r: LoadResult = await load.call('closed', { concurrency: CONCURRENCY, durationMs: ms }, ms + 60_000);
@@ -158,14 +167,24 @@ export async function runIntake(o: { nats: Nats; pg: Pg; quick: boolean; profile
   let svc: Service | undefined;
   try {
     // --- ROLES=all: latency and end-to-end throughput ------------------------------------------
-    svc = await startService({ roles: 'all', natsUrl: o.nats.url, dbUrl: db, name: 'service', env: { LLM_PROVIDER: 'offline' }, nodeArgs: profArgs(profileDir, 'service-intake-all') });
+    svc = await startService({
+      roles: 'all',
+      natsUrl: o.nats.url,
+      dbUrl: db,
+      name: 'service',
+      env: { LLM_PROVIDER: 'offline' },
+      nodeArgs: profArgs(profileDir, 'service-intake-all'),
+    });
     await load.call('init', { host: '127.0.0.1', port: svc.port, path: '/api/v1/tasks', conns: CONCURRENCY });
     const roots = { service: svc.proc.pid, postgres: postmaster, nats: o.nats.pid, load: load.pid };
 
     o.log('intake: warm-up (300 tasks)');
     const warm: LoadResult = await load.call('closed', { concurrency: CONCURRENCY, count: 300 }, 60_000);
     if (!warm.accepted.length) throw new Error(`no task accepted during warm-up: ${warm.errors.join('; ')}`);
-    const warmDone = await waitDone(warm.accepted.map((a) => a[0]), 30_000);
+    const warmDone = await waitDone(
+      warm.accepted.map((a) => a[0]),
+      30_000,
+    );
     if (warmDone < warm.accepted.length) o.log(`  only ${warmDone} of ${warm.accepted.length} warm-up tasks completed within 30 s`);
 
     o.log(`intake: latency at ${LATENCY_RATE} tasks/s for ${latencyMs / 1000} s`);
@@ -214,7 +233,13 @@ export async function runIntake(o: { nats: Nats; pg: Pg; quick: boolean; profile
 
     // --- ROLES=gateway,orchestrator: intake alone ---------------------------------------------
     o.log('intake: gateway+orchestrator only (no worker)');
-    svc = await startService({ roles: 'gateway,orchestrator', natsUrl: o.nats.url, dbUrl: db, name: 'gateway', nodeArgs: profArgs(profileDir, 'service-intake-gateway') });
+    svc = await startService({
+      roles: 'gateway,orchestrator',
+      natsUrl: o.nats.url,
+      dbUrl: db,
+      name: 'gateway',
+      nodeArgs: profArgs(profileDir, 'service-intake-gateway'),
+    });
     await load.call('init', { host: '127.0.0.1', port: svc.port, path: '/api/v1/tasks', conns: CONCURRENCY });
     await load.call('closed', { concurrency: CONCURRENCY, count: 500 }, 60_000); // warm-up
     const g = await closedLoadQuiet(intakeMs, { service: svc.proc.pid, postgres: postmaster, nats: o.nats.pid, load: load.pid });
@@ -256,18 +281,58 @@ function format(r: IntakeResults, intakeMs: number): string {
   const rows: (string | number)[][] = [];
   const t = r.throughputAll;
   if (t) {
-    rows.push(['service, ROLES=all', 'accepted / s', fmtInt(t.acceptedPerSec), '>= 1,000 / s', verdict(t.acceptedPerSec >= 1000), `${fmtMs(t.acceptLatencyUs.p50)}/${fmtMs(t.acceptLatencyUs.p99)}`, cpu(t.cpuPct), `${t.foreignPct}`]);
-    rows.push(['service, ROLES=all', 'completed / s (end to end)', fmtInt(t.completedPerSecOverall), '>= 300 / s', verdict(t.completedPerSecOverall >= 300), '', '', '']);
+    rows.push([
+      'service, ROLES=all',
+      'accepted / s',
+      fmtInt(t.acceptedPerSec),
+      '>= 1,000 / s',
+      verdict(t.acceptedPerSec >= 1000),
+      `${fmtMs(t.acceptLatencyUs.p50)}/${fmtMs(t.acceptLatencyUs.p99)}`,
+      cpu(t.cpuPct),
+      `${t.foreignPct}`,
+    ]);
+    rows.push([
+      'service, ROLES=all',
+      'completed / s (end to end)',
+      fmtInt(t.completedPerSecOverall),
+      '>= 300 / s',
+      verdict(t.completedPerSecOverall >= 300),
+      '',
+      '',
+      '',
+    ]);
     rows.push(['service, ROLES=all', 'completed / s while intake ran', fmtInt(t.completedPerSecDuringIntake), '', '', '', '', '']);
   }
   const g = r.intakeGatewayOnly;
-  if (g) rows.push(['service, ROLES=gateway,orchestrator', 'accepted / s', fmtInt(g.acceptedPerSec), '>= 1,000 / s', verdict(g.acceptedPerSec >= 1000), `${fmtMs(g.acceptLatencyUs.p50)}/${fmtMs(g.acceptLatencyUs.p99)}`, cpu(g.cpuPct), `${g.foreignPct}`]);
+  if (g)
+    rows.push([
+      'service, ROLES=gateway,orchestrator',
+      'accepted / s',
+      fmtInt(g.acceptedPerSec),
+      '>= 1,000 / s',
+      verdict(g.acceptedPerSec >= 1000),
+      `${fmtMs(g.acceptLatencyUs.p50)}/${fmtMs(g.acceptLatencyUs.p99)}`,
+      cpu(g.cpuPct),
+      `${g.foreignPct}`,
+    ]);
   const f = r.intakeReference;
-  if (f) rows.push(['reference: node:http, INSERT + js.publish', 'accepted / s', fmtInt(f.acceptedPerSec), 'reference', '', `${fmtMs(f.acceptLatencyUs.p50)}/${fmtMs(f.acceptLatencyUs.p99)}`, cpu(f.cpuPct), `${f.foreignPct}`]);
+  if (f)
+    rows.push([
+      'reference: node:http, INSERT + js.publish',
+      'accepted / s',
+      fmtInt(f.acceptedPerSec),
+      'reference',
+      '',
+      `${fmtMs(f.acceptLatencyUs.p50)}/${fmtMs(f.acceptLatencyUs.p99)}`,
+      cpu(f.cpuPct),
+      `${f.foreignPct}`,
+    ]);
   const statusNote = (name: string, p?: IntakePhase) => {
     if (!p) return [];
     const bad = Object.entries(p.statuses).filter(([s]) => s !== '200' && s !== '201');
-    return bad.length ? [`${name}: non-2xx answers ${bad.map(([s, n]) => `${s}: ${n}`).join(', ')}${p.errors.length ? ` (${p.errors[0].slice(0, 120)})` : ''}`] : [];
+    return bad.length
+      ? [`${name}: non-2xx answers ${bad.map(([s, n]) => `${s}: ${n}`).join(', ')}${p.errors.length ? ` (${p.errors[0].slice(0, 120)})` : ''}`]
+      : [];
   };
   let s = table(
     'Task intake and completion, real PostgreSQL (measured)',
@@ -290,7 +355,14 @@ function format(r: IntakeResults, intakeMs: number): string {
       `Task latency at a fixed ${l.ratePerSec} tasks/s, submit -> WORKFLOW_COMPLETED (ROLES=all, offline provider)`,
       ['figure', 'p50 ms', 'p99 ms', 'max ms', 'target', 'verdict'],
       [
-        ['submit -> WORKFLOW_COMPLETED (measured)', fmtMs(l.submitToCompletedUs.p50), fmtMs(l.submitToCompletedUs.p99), fmtMs(l.submitToCompletedUs.max), 'p50 < 15 ms, p99 < 50 ms', verdict(l.submitToCompletedUs.p50 < 15_000 && l.submitToCompletedUs.p99 < 50_000)],
+        [
+          'submit -> WORKFLOW_COMPLETED (measured)',
+          fmtMs(l.submitToCompletedUs.p50),
+          fmtMs(l.submitToCompletedUs.p99),
+          fmtMs(l.submitToCompletedUs.max),
+          'p50 < 15 ms, p99 < 50 ms',
+          verdict(l.submitToCompletedUs.p50 < 15_000 && l.submitToCompletedUs.p99 < 50_000),
+        ],
         ['submit -> HTTP answer (measured)', fmtMs(l.submitToAcceptedUs.p50), fmtMs(l.submitToAcceptedUs.p99), fmtMs(l.submitToAcceptedUs.max), '', ''],
         ['Temporal, per workflow (stated, NOT measured here)', '~100', '', '', 'reference', ''],
       ],
@@ -306,10 +378,17 @@ function format(r: IntakeResults, intakeMs: number): string {
     ['ROLES=gateway,orchestrator, intake', r.profiles.gatewayOnly],
   ] as const) {
     if (!p) continue;
-    s += table(`Service CPU profile, ${name} (self time; figures above include profiler overhead)`, ['area', 'self ms', '% of busy'], p.byArea.slice(0, 12).map((a) => [a.area, fmtInt(a.selfMs), `${a.pctOfBusy}%`]), [`profile: ${p.file}`]);
-    s += table(`Service hottest functions, ${name}`, ['function', 'where', 'self ms', '% of busy'], p.topFunctions.map((f) => [f.fn, f.where || f.area, fmtInt(f.selfMs), `${f.pctOfBusy}%`]));
+    s += table(
+      `Service CPU profile, ${name} (self time; figures above include profiler overhead)`,
+      ['area', 'self ms', '% of busy'],
+      p.byArea.slice(0, 12).map((a) => [a.area, fmtInt(a.selfMs), `${a.pctOfBusy}%`]),
+      [`profile: ${p.file}`],
+    );
+    s += table(
+      `Service hottest functions, ${name}`,
+      ['function', 'where', 'self ms', '% of busy'],
+      p.topFunctions.map((f) => [f.fn, f.where || f.area, fmtInt(f.selfMs), `${f.pctOfBusy}%`]),
+    );
   }
   return s + '\n';
 }
-
-

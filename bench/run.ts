@@ -58,8 +58,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--publish') {
       if (v !== 'raw' && v !== 'js') throw new Error('--publish must be js or raw');
       a.rawPublish = v === 'raw';
-    }
-    else throw new Error(`unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --servers=gateway,uws,http --publish=js|raw`);
+    } else throw new Error(`unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --servers=gateway,uws,http --publish=js|raw`);
   }
   return a;
 }
@@ -141,7 +140,19 @@ async function main(): Promise<void> {
     const db = pg;
     if (args.fanoutShapes.length) {
       const r = await withNats((nats) =>
-        runFanout({ nats, pg: db, pin, profile: args.profile, warmMs, measureMs, latencyRate: args.latencyRate, shapes: args.fanoutShapes, servers: args.servers, rawPublish: args.rawPublish, log }),
+        runFanout({
+          nats,
+          pg: db,
+          pin,
+          profile: args.profile,
+          warmMs,
+          measureMs,
+          latencyRate: args.latencyRate,
+          shapes: args.fanoutShapes,
+          servers: args.servers,
+          rawPublish: args.rawPublish,
+          log,
+        }),
       );
       results.fanout = r.shapes;
       process.stdout.write(r.report);
@@ -170,6 +181,6 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (err) => {
-  log(`failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   await emergencyStop(1);
 });

@@ -3,17 +3,17 @@
 // files the compiled code reads at run time (SQL migrations, found beside store/index.js).
 // package.json (the version) and config/ are read from the package root, one level above
 // dist/ as above src/, so both `node dist/main.js` and `node --import tsx src/main.ts` work.
-import { spawnSync } from 'node:child_process'
-import { cpSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { fileURLToPath } from 'node:url'
+import { spawnSync } from 'node:child_process';
+import { cpSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const at = (p) => fileURLToPath(new URL(`../${p}`, import.meta.url))
+const root = fileURLToPath(new URL('..', import.meta.url));
+const at = (p) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 
-rmSync(at('dist'), { recursive: true, force: true })
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
-const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
-if (r.status !== 0) process.exit(r.status ?? 1)
-cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true })
-console.log('built dist/: node dist/main.js (service), node dist/cli/index.js (CLI, also bin/taskorch.mjs)')
+rmSync(at('dist'), { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+if (r.status !== 0) process.exit(r.status ?? 1);
+cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true });
+console.log('built dist/: node dist/main.js (service), node dist/cli/index.js (CLI, also bin/taskorch.mjs)');

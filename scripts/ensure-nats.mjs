@@ -3,45 +3,48 @@
 // NATS_URL set → nothing to do; nats-server found (same search as
 // src/embedded/nats-server.ts) → nothing to do; root with apt-get → install it;
 // otherwise print what to do and exit 1.
-import { spawnSync } from 'node:child_process'
-import { accessSync, constants, statSync } from 'node:fs'
-import { delimiter, join } from 'node:path'
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 const INSTRUCTION =
-  'nats-server not found: install it with `apt-get install nats-server` (Debian/Ubuntu) or put the binary on PATH, or set NATS_URL to an existing server with JetStream'
+  'nats-server not found: install it with `apt-get install nats-server` (Debian/Ubuntu) or put the binary on PATH, or set NATS_URL to an existing server with JetStream';
 
 function isExecutableFile(path) {
   try {
-    accessSync(path, constants.X_OK)
-    return statSync(path).isFile()
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
   } catch {
-    return false
+    return false;
   }
 }
 
 function findNatsServer() {
-  const fromEnv = process.env.NATS_SERVER_BIN
-  if (fromEnv) return isExecutableFile(fromEnv) ? fromEnv : undefined
-  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/bin', '/usr/local/bin']
-  return dirs.map((dir) => join(dir, 'nats-server')).find(isExecutableFile)
+  const fromEnv = process.env.NATS_SERVER_BIN;
+  if (fromEnv) return isExecutableFile(fromEnv) ? fromEnv : undefined;
+  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/bin', '/usr/local/bin'];
+  return dirs.map((dir) => join(dir, 'nats-server')).find(isExecutableFile);
 }
 
 function findOnPath(name) {
-  return (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, name)).find(isExecutableFile)
+  return (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((d) => join(d, name))
+    .find(isExecutableFile);
 }
 
-if (process.env.NATS_URL) process.exit(0)
-if (findNatsServer()) process.exit(0)
+if (process.env.NATS_URL) process.exit(0);
+if (findNatsServer()) process.exit(0);
 
 if (process.getuid?.() === 0 && findOnPath('apt-get')) {
-  console.error('nats-server not found; installing it with apt-get (Debian package nats-server)…')
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  const update = spawnSync('apt-get', ['update'], { stdio: 'inherit', env })
-  const install =
-    update.status === 0 ? spawnSync('apt-get', ['install', '-y', 'nats-server'], { stdio: 'inherit', env }) : update
-  if (install.status === 0 && findNatsServer()) process.exit(0)
-  console.error('installing nats-server with apt-get failed.')
+  console.error('nats-server not found; installing it with apt-get (Debian package nats-server)…');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const update = spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
+  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', 'nats-server'], { stdio: 'inherit', env }) : update;
+  if (install.status === 0 && findNatsServer()) process.exit(0);
+  console.error('installing nats-server with apt-get failed.');
 }
 
-console.error(INSTRUCTION)
-process.exit(1)
+console.error(INSTRUCTION);
+process.exit(1);

@@ -93,13 +93,14 @@ export function createLlm(cfg: Config): LlmProvider {
 async function startHealthListener(gateway: Gateway, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    const reply = req.method !== 'GET' && req.method !== 'HEAD'
-      ? Promise.resolve({ status: 405, body: { error: 'Method not allowed' } })
-      : path === '/health'
-        ? Promise.resolve(gateway.health())
-        : path === '/readiness'
-          ? gateway.readiness()
-          : Promise.resolve({ status: 404, body: { error: `Not found: ${req.method} ${path}` } });
+    const reply =
+      req.method !== 'GET' && req.method !== 'HEAD'
+        ? Promise.resolve({ status: 405, body: { error: 'Method not allowed' } })
+        : path === '/health'
+          ? Promise.resolve(gateway.health())
+          : path === '/readiness'
+            ? gateway.readiness()
+            : Promise.resolve({ status: 404, body: { error: `Not found: ${req.method} ${path}` } });
     void reply.then((r) => {
       res.writeHead(r.status, { 'Content-Type': 'application/json', Connection: 'close' });
       res.end(req.method === 'HEAD' ? undefined : JSON.stringify(r.body));
@@ -113,10 +114,11 @@ async function startHealthListener(gateway: Gateway, host: string, port: number)
   const addr = server.address();
   return {
     port: typeof addr === 'object' && addr ? addr.port : port,
-    close: () => new Promise<void>((res) => {
-      server.close(() => res());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((res) => {
+        server.close(() => res());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -201,7 +203,9 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       const canSync = supportsSyncInterval(bin ? natsServerVersion(bin) : undefined);
       const syncInterval = cfg.nats.syncInterval ?? (canSync ? 'always' : undefined);
       if (!canSync && !cfg.nats.syncInterval) {
-        log.warn('nats-server < 2.10: acknowledged events survive a crash of the server process but not a power loss (fsync every 2 minutes); see deploy/README.md');
+        log.warn(
+          'nats-server < 2.10: acknowledged events survive a crash of the server process but not a power loss (fsync every 2 minutes); see deploy/README.md',
+        );
       }
       const srv = await startSupervisedNatsServer({ storeDir: join(dataDir, 'nats'), port: 0, host: '127.0.0.1', logger: log, syncInterval });
       cleanups.push(() => srv.stop());
@@ -303,9 +307,18 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           maxTokens: cfg.llm.maxTokens,
           temperature: cfg.llm.temperature,
           synthBypassSingle: cfg.workflow.synthBypassSingle,
-          history: { windowMessages: cfg.history.windowMessages, debugWindowMessages: cfg.history.windowDebugMessages, triggerRatio: cfg.history.compressionTriggerRatio },
+          history: {
+            windowMessages: cfg.history.windowMessages,
+            debugWindowMessages: cfg.history.windowDebugMessages,
+            triggerRatio: cfg.history.compressionTriggerRatio,
+          },
         },
-        { concurrency: cfg.worker.concurrency, ackWaitMs: cfg.worker.ackWaitMs, maxDeliver: cfg.worker.maxDeliver, taskTimeoutSeconds: cfg.worker.taskTimeoutSeconds },
+        {
+          concurrency: cfg.worker.concurrency,
+          ackWaitMs: cfg.worker.ackWaitMs,
+          maxDeliver: cfg.worker.maxDeliver,
+          taskTimeoutSeconds: cfg.worker.taskTimeoutSeconds,
+        },
         log,
       );
       await worker.start();

@@ -44,7 +44,10 @@ export function startupBanner(cfg: Config, app: Pick<App, 'gatewayPort' | 'grpcP
   }
   if (app.grpcPort) {
     lines.push(
-      row('Internal RPC', `${cfg.rpc.host}:${app.grpcPort} (Connect, gRPC, gRPC-Web; token: ${cfg.rpc.token ? 'INTERNAL_RPC_TOKEN' : `${dataDir}/internal-rpc-token`})`),
+      row(
+        'Internal RPC',
+        `${cfg.rpc.host}:${app.grpcPort} (Connect, gRPC, gRPC-Web; token: ${cfg.rpc.token ? 'INTERNAL_RPC_TOKEN' : `${dataDir}/internal-rpc-token`})`,
+      ),
     );
   }
 
@@ -55,14 +58,20 @@ export function startupBanner(cfg: Config, app: Pick<App, 'gatewayPort' | 'grpcP
   if (!cfg.db.url) embedded.push(`PostgreSQL: PGlite (data ${dataDir}/pglite)`);
   else external.push(`PostgreSQL ${where(cfg.db.url)} (DATABASE_URL)`);
   if (cfg.llm.provider === 'offline') embedded.push('offline LLM provider: deterministic placeholder answers, no language model is called');
-  else external.push(`LLM: OpenAI-compatible ${cfg.llm.baseUrl ? where(cfg.llm.baseUrl) : 'api.openai.com'}${cfg.llm.defaultModel ? `, model ${cfg.llm.defaultModel}` : ', models from MODELS_CONFIG_PATH'}`);
+  else
+    external.push(
+      `LLM: OpenAI-compatible ${cfg.llm.baseUrl ? where(cfg.llm.baseUrl) : 'api.openai.com'}${cfg.llm.defaultModel ? `, model ${cfg.llm.defaultModel}` : ', models from MODELS_CONFIG_PATH'}`,
+    );
   embedded.forEach((t, i) => lines.push(i === 0 ? row('Embedded', t) : cont(t)));
   external.forEach((t, i) => lines.push(i === 0 ? row('Using', t) : cont(t)));
 
   if (cfg.llm.provider === 'offline') {
     lines.push(row('Real model', 'set LLM_BASE_URL (any OpenAI-compatible server), LLM_API_KEY and LLM_MODEL, then restart'));
   }
-  if (app.gatewayPort) lines.push(row('Try', `npx taskorch submit "What is the capital of France?"${app.gatewayPort !== 8080 ? ` --url http://localhost:${app.gatewayPort}` : ''}`));
+  if (app.gatewayPort)
+    lines.push(
+      row('Try', `npx taskorch submit "What is the capital of France?"${app.gatewayPort !== 8080 ? ` --url http://localhost:${app.gatewayPort}` : ''}`),
+    );
   lines.push(dim('  Ctrl-C stops the service (running workflows are handed back to the queue).'), '');
   return lines.join('\n') + '\n';
 }

@@ -68,7 +68,10 @@ describe('register and login', () => {
     const body = await json(ok);
     expect(body.user.id).toBe(u.user.id);
     expect(body.access_token).toBeTruthy();
-    for (const creds of [{ email: u.email, password: 'wrong password' }, { email: email(), password: 'correct horse battery' }]) {
+    for (const creds of [
+      { email: u.email, password: 'wrong password' },
+      { email: email(), password: 'correct horse battery' },
+    ]) {
       const bad = await post('/api/v1/auth/login', creds);
       expect(bad.status).toBe(401);
       expect(await json(bad)).toEqual({ error: 'Invalid email or password' });
@@ -79,7 +82,11 @@ describe('register and login', () => {
 describe('credentials', () => {
   it('accepts X-API-Key, Bearer API key and Bearer JWT equally', async () => {
     const u = await register();
-    const variants: Record<string, string>[] = [{ 'X-API-Key': u.api_key }, { Authorization: `Bearer ${u.api_key}` }, { Authorization: `Bearer ${u.access_token}` }];
+    const variants: Record<string, string>[] = [
+      { 'X-API-Key': u.api_key },
+      { Authorization: `Bearer ${u.api_key}` },
+      { Authorization: `Bearer ${u.access_token}` },
+    ];
     for (const h of variants) {
       const r = await get('/api/v1/auth/me', h);
       expect(r.status).toBe(200);
@@ -104,7 +111,12 @@ describe('credentials', () => {
     const r = await get('/api/v1/auth/me', { Authorization: `Bearer ${expired}` });
     expect(r.status).toBe(401);
     expect(await json(r)).toEqual({ error: 'Invalid or expired token' });
-    const forged = await new SignJWT({ tid: u.user.tenant_id, typ: 'access' }).setProtectedHeader({ alg: 'HS256' }).setSubject(u.user.id).setIssuer('taskorch').setExpirationTime(now + 100).sign(new TextEncoder().encode('another secret of enough length!!'));
+    const forged = await new SignJWT({ tid: u.user.tenant_id, typ: 'access' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(u.user.id)
+      .setIssuer('taskorch')
+      .setExpirationTime(now + 100)
+      .sign(new TextEncoder().encode('another secret of enough length!!'));
     expect((await get('/api/v1/auth/me', { Authorization: `Bearer ${forged}` })).status).toBe(401);
     // A refresh token is not an access token.
     expect((await get('/api/v1/auth/me', { Authorization: `Bearer ${u.refresh_token}` })).status).toBe(401);
@@ -215,7 +227,8 @@ describe('task ownership', () => {
     const colleague = randomUUID();
     const key = newApiKey();
     await t.app.store.sql`INSERT INTO users (id, tenant_id, email, password_hash) VALUES (${colleague}, ${a.user.tenant_id}, ${email()}, 'x')`;
-    await t.app.store.sql`INSERT INTO api_keys (id, user_id, tenant_id, name, prefix, key_hash) VALUES (${randomUUID()}, ${colleague}, ${a.user.tenant_id}, 'k', ${key.slice(0, 11)}, ${hashKey(key)})`;
+    await t.app.store
+      .sql`INSERT INTO api_keys (id, user_id, tenant_id, name, prefix, key_hash) VALUES (${randomUUID()}, ${colleague}, ${a.user.tenant_id}, 'k', ${key.slice(0, 11)}, ${hashKey(key)})`;
     const { task_id } = await json(await post('/api/v1/tasks', { query: 'mine' }, { 'X-API-Key': a.api_key }));
     const r = await get(`/api/v1/tasks/${task_id}`, { 'X-API-Key': key });
     expect(r.status).toBe(403);

@@ -10,10 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 let doc: any;
 beforeAll(async () => {
-  t = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', JWT_SECRET: 'bodies-test-secret-0123456789abcdefghij', RATE_LIMIT_REQUESTS: '100000' });
+  t = await startTestApp({
+    GATEWAY_SKIP_AUTH: '0',
+    PASSWORD_SCRYPT_N: '1024',
+    JWT_SECRET: 'bodies-test-secret-0123456789abcdefghij',
+    RATE_LIMIT_REQUESTS: '100000',
+  });
   doc = await json(await fetch(`${t.base}/openapi.json`));
 });
 afterAll(async () => {
@@ -79,7 +84,11 @@ const get = async (path: string, h: Record<string, string>) => {
 };
 
 async function runTask(h: Record<string, string>, body: Record<string, unknown>) {
-  const r = await fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', ...h }, body: JSON.stringify({ mode: 'simple', ...body }) });
+  const r = await fetch(`${t.base}/api/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...h },
+    body: JSON.stringify({ mode: 'simple', ...body }),
+  });
   const { task_id } = await json(r);
   return waitFor(async () => {
     const s = await get(`/api/v1/tasks/${task_id}`, h);
@@ -145,7 +154,17 @@ describe('sessions: the fields the SDK reads', () => {
     const b = await runTask(u.h, { query: 'second question', session_id: ext });
     // A failed turn, written as the workflow would have.
     const failedId = randomUUID();
-    await t.app.store.insertTask({ id: failedId, sessionId: ext, userId: u.userId, tenantId: u.tenantId, query: 'third question', context: {}, options: {}, mode: 'EXECUTION_MODE_SIMPLE', createdAt: new Date() });
+    await t.app.store.insertTask({
+      id: failedId,
+      sessionId: ext,
+      userId: u.userId,
+      tenantId: u.tenantId,
+      query: 'third question',
+      context: {},
+      options: {},
+      mode: 'EXECUTION_MODE_SIMPLE',
+      createdAt: new Date(),
+    });
     await t.app.store.finishTask(failedId, { status: 'TASK_STATUS_FAILED', error: 'boom' }, new Date());
 
     const list = await get('/api/v1/sessions?limit=20&offset=0', u.h);
@@ -174,13 +193,28 @@ describe('sessions: the fields the SDK reads', () => {
     const details = await get(`/api/v1/sessions/${ext}`, u.h);
     expectSchema('Session', details);
     expectFields('GET /sessions/{id}', details, SESSION_DETAILS);
-    expect(details).toMatchObject({ session_id: s.session_id, tokens_used: tokens, cost_usd: s.total_cost_usd, task_count: 3, latest_task_status: 'TASK_STATUS_FAILED' });
+    expect(details).toMatchObject({
+      session_id: s.session_id,
+      tokens_used: tokens,
+      cost_usd: s.total_cost_usd,
+      task_count: 3,
+      latest_task_status: 'TASK_STATUS_FAILED',
+    });
 
     const hist = await get(`/api/v1/sessions/${ext}/history`, u.h);
     expectSchema('SessionHistory', hist);
     expect(hist.tasks.map((x: { task_id: string }) => x.task_id)).toEqual([a.task_id, b.task_id, failedId]);
     for (const item of hist.tasks) {
-      expectFields('GET /sessions/{id}/history tasks[]', item, { task_id: 'string', query: 'string', result: 'string?', status: 'string', started_at: 'date?', created_at: 'date', completed_at: 'date?', total_tokens: 'integer' });
+      expectFields('GET /sessions/{id}/history tasks[]', item, {
+        task_id: 'string',
+        query: 'string',
+        result: 'string?',
+        status: 'string',
+        started_at: 'date?',
+        created_at: 'date',
+        completed_at: 'date?',
+        total_tokens: 'integer',
+      });
     }
     expect(hist.tasks[0]).toMatchObject({ query: 'first question', result: a.result, status: 'TASK_STATUS_COMPLETED', total_tokens: a.usage.total_tokens });
     expect(hist.tasks[2]).toMatchObject({ result: null, status: 'TASK_STATUS_FAILED', error_message: 'boom' });
@@ -191,7 +225,15 @@ describe('sessions: the fields the SDK reads', () => {
     expectSchema('SessionEvents', ev);
     expect(ev.count).toBe(3);
     for (const turn of ev.turns) {
-      expectFields('GET /sessions/{id}/events turns[]', turn, { turn: 'integer', task_id: 'string', user_query: 'string', final_output: 'string?', timestamp: 'date', events: 'array', metadata: 'object' });
+      expectFields('GET /sessions/{id}/events turns[]', turn, {
+        turn: 'integer',
+        task_id: 'string',
+        user_query: 'string',
+        final_output: 'string?',
+        timestamp: 'date',
+        events: 'array',
+        metadata: 'object',
+      });
       for (const e of turn.events) expectFields('turn event', e, EVENT);
     }
     expect(ev.turns[1]).toMatchObject({ turn: 2, task_id: b.task_id, user_query: 'second question', final_output: b.result });
@@ -234,13 +276,35 @@ describe('tasks, control, health: the fields the SDK reads', () => {
 
     const cs = await get(`/api/v1/tasks/${s.task_id}/control-state`, u.h);
     expectSchema('ControlState', cs);
-    expectFields('GET /tasks/{id}/control-state', cs, { is_paused: 'boolean', is_cancelled: 'boolean', paused_at: 'date?', pause_reason: 'string?', paused_by: 'string?', cancel_reason: 'string?', cancelled_by: 'string?' });
+    expectFields('GET /tasks/{id}/control-state', cs, {
+      is_paused: 'boolean',
+      is_cancelled: 'boolean',
+      paused_at: 'date?',
+      pause_reason: 'string?',
+      paused_by: 'string?',
+      cancel_reason: 'string?',
+      cancelled_by: 'string?',
+    });
 
     // A task that stays queued (a long one behind nothing would finish too fast): pause, resume, cancel.
     const queued = randomUUID();
-    await t.app.store.insertTask({ id: queued, sessionId: randomUUID(), userId: u.userId, tenantId: u.tenantId, query: 'never started', context: {}, options: {}, mode: 'EXECUTION_MODE_SIMPLE', createdAt: new Date() });
+    await t.app.store.insertTask({
+      id: queued,
+      sessionId: randomUUID(),
+      userId: u.userId,
+      tenantId: u.tenantId,
+      query: 'never started',
+      context: {},
+      options: {},
+      mode: 'EXECUTION_MODE_SIMPLE',
+      createdAt: new Date(),
+    });
     for (const action of ['pause', 'resume', 'cancel']) {
-      const r = await fetch(`${t.base}/api/v1/tasks/${queued}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json', ...u.h }, body: JSON.stringify({ reason: `sdk ${action}` }) });
+      const r = await fetch(`${t.base}/api/v1/tasks/${queued}/${action}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...u.h },
+        body: JSON.stringify({ reason: `sdk ${action}` }),
+      });
       expect(r.status, action).toBe(200);
       const body = await json(r);
       expectSchema('ControlResponse', body);
@@ -252,7 +316,12 @@ describe('tasks, control, health: the fields the SDK reads', () => {
         expect(isKind(paused.paused_at, 'date')).toBe(true);
       }
     }
-    expect(await get(`/api/v1/tasks/${queued}/control-state`, u.h)).toMatchObject({ is_paused: false, is_cancelled: true, cancel_reason: 'sdk cancel', cancelled_by: u.userId });
+    expect(await get(`/api/v1/tasks/${queued}/control-state`, u.h)).toMatchObject({
+      is_paused: false,
+      is_cancelled: true,
+      cancel_reason: 'sdk cancel',
+      cancelled_by: u.userId,
+    });
 
     const tl = await get(`/api/v1/tasks/${s.task_id}/timeline`, u.h);
     expectSchema('Timeline', tl);

@@ -41,7 +41,9 @@ function start(args: string[], env: Record<string, string | undefined> = {}) {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
     cwd: ROOT,
     env: Object.fromEntries(
-      Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env }).filter(([, v]) => v !== undefined),
+      Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env }).filter(
+        ([, v]) => v !== undefined,
+      ),
     ) as Record<string, string>,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -73,7 +75,11 @@ describe('taskorch submit', () => {
     expect(sub.code, sub.stderr).toBe(0);
     const id = sub.stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    await waitFor(async () => (await json(await fetch(`${t.base}/api/v1/tasks/${id}`, { headers: { 'X-API-Key': apiKey } }))).status === 'TASK_STATUS_COMPLETED', 20_000, 100);
+    await waitFor(
+      async () => (await json(await fetch(`${t.base}/api/v1/tasks/${id}`, { headers: { 'X-API-Key': apiKey } }))).status === 'TASK_STATUS_COMPLETED',
+      20_000,
+      100,
+    );
 
     const st = await cli(['status', id]);
     expect(st.code, st.stderr).toBe(0);
@@ -135,7 +141,10 @@ describe('taskorch cancel', () => {
 describe('errors a person can act on', () => {
   it('an unknown task id: "not found", exit 1 (status and cancel)', async () => {
     const id = '00000000-0000-4000-8000-000000000000';
-    for (const args of [['status', id], ['cancel', id]]) {
+    for (const args of [
+      ['status', id],
+      ['cancel', id],
+    ]) {
       const r = await cli(args);
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
@@ -184,15 +193,19 @@ describe('taskorch start', () => {
         GATEWAY_HOST: '127.0.0.1',
         ORCHESTRATOR_GRPC_PORT: '0',
       });
-      const api = await waitFor(async () => {
-        if (svc.live.stdout.includes('Ctrl-C stops the service')) return /API\s+(http:\/\/localhost:\d+)\/api\/v1\/tasks/.exec(svc.live.stdout)?.[1];
-        if (svc.proc.exitCode !== null) throw new Error(`start exited ${svc.proc.exitCode}: ${svc.live.stdout}${svc.live.stderr}`);
-        return undefined;
-      }, 60_000, 100);
+      const api = await waitFor(
+        async () => {
+          if (svc.live.stdout.includes('Ctrl-C stops the service')) return /API\s+(http:\/\/localhost:\d+)\/api\/v1\/tasks/.exec(svc.live.stdout)?.[1];
+          if (svc.proc.exitCode !== null) throw new Error(`start exited ${svc.proc.exitCode}: ${svc.live.stdout}${svc.live.stderr}`);
+          return undefined;
+        },
+        60_000,
+        100,
+      );
       const out = svc.live.stdout;
       // Readable lines, not JSON: `HH:MM:SS.mmm LEVEL message key=value`.
       expect(out).not.toMatch(/^\{/m);
-      expect(out).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  ready: http:\/\/localhost:\d+ .*gateway=\d+/m);
+      expect(out).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}ready: http:\/\/localhost:\d+ .*gateway=\d+/m);
       expect(out).toMatch(new RegExp(`OpenAPI\\s+${api}/openapi.json`));
       expect(out).toMatch(/Internal RPC\s+127\.0\.0\.1:\d+ \(Connect, gRPC, gRPC-Web/);
       expect(out).toMatch(/Embedded\s+nats-server with JetStream at nats:\/\/127\.0\.0\.1:\d+/);
@@ -207,7 +220,7 @@ describe('taskorch start', () => {
       svc.proc.kill('SIGTERM');
       const end = await svc.done;
       expect(end.code).toBe(0);
-      expect(end.stdout).toMatch(/INFO  stopped$/m);
+      expect(end.stdout).toMatch(/INFO {2}stopped$/m);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -25,7 +25,11 @@ afterAll(async () => {
 });
 
 const post = (base: string, path: string, body?: unknown) =>
-  fetch(base + path, { method: 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(base + path, {
+    method: 'POST',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const status = async (base: string, id: string) => (await json(await fetch(`${base}/api/v1/tasks/${id}`))).status as string;
 const types = (events: { event?: string; data: string }[]) => events.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data).type as string);
 

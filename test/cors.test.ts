@@ -4,7 +4,12 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 
 let prod: TestApp;
 beforeAll(async () => {
-  prod = await startTestApp({ ENVIRONMENT: 'prod', GATEWAY_SKIP_AUTH: '0', JWT_SECRET: 'cors-test-secret-0123456789abcdefghijkl', CORS_ALLOWED_ORIGINS: 'https://app.example.com,https://admin.example.com' });
+  prod = await startTestApp({
+    ENVIRONMENT: 'prod',
+    GATEWAY_SKIP_AUTH: '0',
+    JWT_SECRET: 'cors-test-secret-0123456789abcdefghijkl',
+    CORS_ALLOWED_ORIGINS: 'https://app.example.com,https://admin.example.com',
+  });
 });
 afterAll(async () => {
   await prod?.stop();
@@ -15,7 +20,10 @@ describe('CORS in production', () => {
     const r = await fetch(`${prod.base}/health`, { headers: { Origin: 'https://admin.example.com' } });
     expect(r.headers.get('access-control-allow-origin')).toBe('https://admin.example.com');
     expect(r.headers.get('vary')).toBe('Origin');
-    const pre = await fetch(`${prod.base}/api/v1/tasks`, { method: 'OPTIONS', headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' } });
+    const pre = await fetch(`${prod.base}/api/v1/tasks`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(pre.headers.get('access-control-allow-headers')).toContain('X-API-Key');

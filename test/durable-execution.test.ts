@@ -53,7 +53,6 @@ async function runKillScenario(signal: 'SIGKILL' | 'SIGTERM') {
   const { task_id } = await json(res);
   const seen: SseEvent[] = [];
   let killed = false;
-  let w2: ServiceProcess | undefined;
   const streamDone = readSse(`${t.base}/api/v1/stream/sse?workflow_id=${task_id}`, {
     timeoutMs: 60_000,
     until: (e) => {
@@ -69,7 +68,7 @@ async function runKillScenario(signal: 'SIGKILL' | 'SIGTERM') {
   const code = await w1.exited;
   if (process.env.DEBUG_DURABLE) console.log(w1.logs.join('\n'));
   if (signal === 'SIGTERM') expect(code).toBe(0);
-  w2 = await startWorker();
+  const w2 = await startWorker();
   const { events } = await streamDone;
   if (process.env.DEBUG_DURABLE) console.log(w2.logs.join('\n'));
   const evs = parse(events);

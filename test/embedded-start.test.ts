@@ -25,7 +25,9 @@ describe('embedded defaults', () => {
     let p = await startServiceProcess(env);
     let base = await baseOf(p);
     expect((await json(await fetch(`${base}/readiness`))).status).toBe('ready');
-    const { task_id } = await json(await fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"embedded hello"}' }));
+    const { task_id } = await json(
+      await fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"embedded hello"}' }),
+    );
     const s = await waitFor(async () => {
       const b = await json(await fetch(`${base}/api/v1/tasks/${task_id}`));
       return b.status === 'TASK_STATUS_COMPLETED' ? b : undefined;

@@ -53,9 +53,7 @@ beforeAll(async () => {
     return s.status === 'TASK_STATUS_COMPLETED' ? s : undefined;
   }, 20_000);
   fx.session = done.session_id;
-  const sched = await json(
-    await post('/api/v1/schedules', { name: 'fuzz', cron_expression: '0 * * * *', timezone: 'UTC', task_query: 'fuzz' }, auth),
-  );
+  const sched = await json(await post('/api/v1/schedules', { name: 'fuzz', cron_expression: '0 * * * *', timezone: 'UTC', task_query: 'fuzz' }, auth));
   fx.schedule = sched.schedule_id;
 });
 afterAll(async () => {
@@ -163,7 +161,8 @@ async function runCases(cases: Case[], width = 6): Promise<string[]> {
     while (next < cases.length) {
       const c = cases[next++];
       const a = await send(c.data, REQUEST_TIMEOUT_MS, { head: c.head });
-      if (a.status === undefined || a.status < 100) bad.push(`${c.name}: ${a.timedOut ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : `closed after ${a.ms} ms without an answer`}`);
+      if (a.status === undefined || a.status < 100)
+        bad.push(`${c.name}: ${a.timedOut ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : `closed after ${a.ms} ms without an answer`}`);
       else if (a.status >= 500) bad.push(`${c.name}: ${a.status} ${a.body.toString('utf8').slice(0, 200)}`);
     }
   };
@@ -208,21 +207,82 @@ const nested = (n: number, kind: 'array' | 'object') => (kind === 'array' ? '['.
 
 /** JSON text fragments for one field (some are not representable as JS values). */
 const VALUES = [
-  'null', 'true', '0', '-1', '1.5', '1e308', '-1e308', '1e999', '123456789012345678901234567890', '""', '"\\u0000"', '"a\\u0000b"',
-  '"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"\u{1F4A9}"', '[]', '{}', '[[[]]]', '{"a":{"b":{}}}', `"${'x'.repeat(300)}"`,
-  `"${'x'.repeat(200_000)}"`, '"\\"; DROP TABLE tasks; --"', '"../../etc/passwd"', '"* * * * *"', '"Invalid/Zone"', '"%00"',
-  '{"k\\u0000":1}', nested(50, 'object'), nested(10_000, 'array'),
+  'null',
+  'true',
+  '0',
+  '-1',
+  '1.5',
+  '1e308',
+  '-1e308',
+  '1e999',
+  '123456789012345678901234567890',
+  '""',
+  '"\\u0000"',
+  '"a\\u0000b"',
+  '"\\ud800"',
+  '"\\udc00x"',
+  '"\\ud83d\\ude00"',
+  '"\u{1F4A9}"',
+  '[]',
+  '{}',
+  '[[[]]]',
+  '{"a":{"b":{}}}',
+  `"${'x'.repeat(300)}"`,
+  `"${'x'.repeat(200_000)}"`,
+  '"\\"; DROP TABLE tasks; --"',
+  '"../../etc/passwd"',
+  '"* * * * *"',
+  '"Invalid/Zone"',
+  '"%00"',
+  '{"k\\u0000":1}',
+  nested(50, 'object'),
+  nested(10_000, 'array'),
 ];
 
 const SYNTAX = [
-  '', ' ', '{', '}', '{"a":', '[1,]', '{"a":1}}', 'nul', 'tru', '"\\u00"', '{"a":"\\x"}', '{"a":01}', 'NaN', '{a:1}', "{'a':1}",
-  '{"a":1,}', '\u0000', '{"a":"\u0000"}', '{"a":"\n"}', '\uFEFF{}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}',
-  'null', 'true', '1', '"s"', '[]', '[{}]', '{}', nested(10_000, 'array'), nested(100_000, 'array'), nested(10_000, 'object'),
+  '',
+  ' ',
+  '{',
+  '}',
+  '{"a":',
+  '[1,]',
+  '{"a":1}}',
+  'nul',
+  'tru',
+  '"\\u00"',
+  '{"a":"\\x"}',
+  '{"a":01}',
+  'NaN',
+  '{a:1}',
+  "{'a':1}",
+  '{"a":1,}',
+  '\u0000',
+  '{"a":"\u0000"}',
+  '{"a":"\n"}',
+  '\uFEFF{}',
+  '{"__proto__":{"x":1}}',
+  '{"constructor":{"prototype":{}}}',
+  'null',
+  'true',
+  '1',
+  '"s"',
+  '[]',
+  '[{}]',
+  '{}',
+  nested(10_000, 'array'),
+  nested(100_000, 'array'),
+  nested(10_000, 'object'),
 ];
 
 const BAD_UTF8 = [[0xff], [0xfe], [0x80], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80]];
 
-const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', 'multipart/form-data; boundary=x', 'application/json\u00ff'];
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/json; charset=utf-16',
+  'multipart/form-data; boundary=x',
+  'application/json\u00ff',
+];
 
 /** Random byte-level damage to a JSON text: the bytes JSON cares about, and some it must refuse. */
 function mutate(text: string): Buffer {
@@ -252,18 +312,95 @@ const QUERY_PARAMS: Record<string, string[]> = {
   '/api/v1/stream/ws': ['workflow_id', 'last_event_id'],
 };
 const QUERY_VALUES = [
-  '%00', 'a%00b', '%FF', '%', '%zz', '-1', '0', '99999999999999999999', '1e3', '1.5', '', '%C0%80', '%ED%A0%80', 'x'.repeat(1500), '%E2%82%AC',
-  'true', 'null', '%5B%5D', "'", '%22', '%0A', '%0D%0A', '+', '00000000-0000-0000-0000-000000000000', 'QUEUED', 'CANCELED',
+  '%00',
+  'a%00b',
+  '%FF',
+  '%',
+  '%zz',
+  '-1',
+  '0',
+  '99999999999999999999',
+  '1e3',
+  '1.5',
+  '',
+  '%C0%80',
+  '%ED%A0%80',
+  'x'.repeat(1500),
+  '%E2%82%AC',
+  'true',
+  'null',
+  '%5B%5D',
+  "'",
+  '%22',
+  '%0A',
+  '%0D%0A',
+  '+',
+  '00000000-0000-0000-0000-000000000000',
+  'QUEUED',
+  'CANCELED',
 ];
 const ID_VALUES = [
-  '%00', 'a%00b', '%FF', '%', '%zz', '..', '%2e%2e', '%2F', 'a%2Fb', '.', 'x'.repeat(1500), '%E2%80%AE', '%C0%80', '%ED%A0%80', "'",
-  '%27%3B--', '0', '-1', '00000000-0000-0000-0000-000000000000', '%20', '%0A', '%09',
+  '%00',
+  'a%00b',
+  '%FF',
+  '%',
+  '%zz',
+  '..',
+  '%2e%2e',
+  '%2F',
+  'a%2Fb',
+  '.',
+  'x'.repeat(1500),
+  '%E2%80%AE',
+  '%C0%80',
+  '%ED%A0%80',
+  "'",
+  '%27%3B--',
+  '0',
+  '-1',
+  '00000000-0000-0000-0000-000000000000',
+  '%20',
+  '%0A',
+  '%09',
 ];
-const WILDCARD_VALUES = ['a.txt', '%00', 'a%00.txt', '..%2F..%2Fetc%2Fpasswd', '%2e%2e/x', '%FF', '%', 'x'.repeat(1500), 'a/b/c', '%5C..%5Cx', '/etc/passwd', 'C:%5Cx', ''];
+const WILDCARD_VALUES = [
+  'a.txt',
+  '%00',
+  'a%00.txt',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%2e%2e/x',
+  '%FF',
+  '%',
+  'x'.repeat(1500),
+  'a/b/c',
+  '%5C..%5Cx',
+  '/etc/passwd',
+  'C:%5Cx',
+  '',
+];
 const PATHS = [
-  '/', '//', '/api', '/api/v1', '/api/v1/', '/api/v1/tasks/', '//api/v1/tasks', '/api/v1//tasks', '/api/v1/tasks/../health', '/api/v1/./tasks', '/%00',
-  '/api/v1/tasks%00', '/api/v1/tasks/%2e%2e/%2e%2e/health', `/${'a'.repeat(3000)}`, '/api/v1/tasks?', '/api/v1/tasks?&&&==', '/api/v1/tasks?%00=1',
-  '/api/v1/tasks?a=1&a=2', '/api/v1/sessions/x/files/', '/api/v1/sessions//files/a', '/api/v1/schedules/%00/pause', '/health?%',
+  '/',
+  '//',
+  '/api',
+  '/api/v1',
+  '/api/v1/',
+  '/api/v1/tasks/',
+  '//api/v1/tasks',
+  '/api/v1//tasks',
+  '/api/v1/tasks/../health',
+  '/api/v1/./tasks',
+  '/%00',
+  '/api/v1/tasks%00',
+  '/api/v1/tasks/%2e%2e/%2e%2e/health',
+  `/${'a'.repeat(3000)}`,
+  '/api/v1/tasks?',
+  '/api/v1/tasks?&&&==',
+  '/api/v1/tasks?%00=1',
+  '/api/v1/tasks?a=1&a=2',
+  '/api/v1/sessions/x/files/',
+  '/api/v1/sessions//files/a',
+  '/api/v1/schedules/%00/pause',
+  '/health?%',
 ];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT'];
 const WS_HEADERS: Headers = [
@@ -340,7 +477,10 @@ function routeCases(): Case[] {
     for (const bytes of BAD_UTF8) {
       const field = Object.keys(baseObj).find((k) => typeof baseObj[k] === 'string') ?? 'reason';
       const [head, tail] = JSON.stringify({ ...baseObj, [field]: '\u0001' }).split('\\u0001');
-      json(Buffer.concat([Buffer.from(head), Buffer.from('a'), Buffer.from(bytes), Buffer.from('b'), Buffer.from(tail)]), `bad UTF-8 ${Buffer.from(bytes).toString('hex')}`);
+      json(
+        Buffer.concat([Buffer.from(head), Buffer.from('a'), Buffer.from(bytes), Buffer.from('b'), Buffer.from(tail)]),
+        `bad UTF-8 ${Buffer.from(bytes).toString('hex')}`,
+      );
     }
     json(Buffer.alloc(1024 * 1024 + 1, 0x20), 'over 1 MB');
     json(JSON.stringify({ ...baseObj, pad: 'x'.repeat(1024 * 1024 - baseText.length - 20) }), 'just under 1 MB');
@@ -363,18 +503,92 @@ function headerCases(): Case[] {
     ['bearer long', [['Authorization', `Bearer ${'x'.repeat(3000)}`]]],
     ['api key 0xFF', [['X-API-Key', ff('sk_')]]],
     ['api key long', [['X-API-Key', `sk_${'x'.repeat(3000)}`]]],
-    ['two api keys', [['X-API-Key', key], ['X-API-Key', 'sk_other']]],
-    ['idempotency 0xFF', [['X-API-Key', key], ['Idempotency-Key', ff('k')]]],
-    ['idempotency long', [['X-API-Key', key], ['Idempotency-Key', 'k'.repeat(300)]]],
-    ['idempotency empty', [['X-API-Key', key], ['Idempotency-Key', '']]],
-    ['traceparent junk', [['X-API-Key', key], ['traceparent', ff('00-')]]],
-    ['traceparent zero', [['X-API-Key', key], ['traceparent', `00-${'0'.repeat(32)}-${'0'.repeat(16)}-01`]]],
-    ['origin 0xFF', [['X-API-Key', key], ['Origin', ff('http://')]]],
-    ['content-type 0xFF', [['X-API-Key', key], ['Content-Type', ff('application/json')]]],
-    ['two content-types', [['X-API-Key', key], ['Content-Type', 'text/plain'], ['Content-Type', 'application/json']]],
-    ['last-event-id junk', [['X-API-Key', key], ['Last-Event-ID', ff('1-')]]],
-    ['expect 100-continue', [['X-API-Key', key], ['Expect', '100-continue'], ['Content-Type', 'application/json']]],
-    ['tab in value', [['X-API-Key', key], ['X-Fuzz', 'a\tb']]],
+    [
+      'two api keys',
+      [
+        ['X-API-Key', key],
+        ['X-API-Key', 'sk_other'],
+      ],
+    ],
+    [
+      'idempotency 0xFF',
+      [
+        ['X-API-Key', key],
+        ['Idempotency-Key', ff('k')],
+      ],
+    ],
+    [
+      'idempotency long',
+      [
+        ['X-API-Key', key],
+        ['Idempotency-Key', 'k'.repeat(300)],
+      ],
+    ],
+    [
+      'idempotency empty',
+      [
+        ['X-API-Key', key],
+        ['Idempotency-Key', ''],
+      ],
+    ],
+    [
+      'traceparent junk',
+      [
+        ['X-API-Key', key],
+        ['traceparent', ff('00-')],
+      ],
+    ],
+    [
+      'traceparent zero',
+      [
+        ['X-API-Key', key],
+        ['traceparent', `00-${'0'.repeat(32)}-${'0'.repeat(16)}-01`],
+      ],
+    ],
+    [
+      'origin 0xFF',
+      [
+        ['X-API-Key', key],
+        ['Origin', ff('http://')],
+      ],
+    ],
+    [
+      'content-type 0xFF',
+      [
+        ['X-API-Key', key],
+        ['Content-Type', ff('application/json')],
+      ],
+    ],
+    [
+      'two content-types',
+      [
+        ['X-API-Key', key],
+        ['Content-Type', 'text/plain'],
+        ['Content-Type', 'application/json'],
+      ],
+    ],
+    [
+      'last-event-id junk',
+      [
+        ['X-API-Key', key],
+        ['Last-Event-ID', ff('1-')],
+      ],
+    ],
+    [
+      'expect 100-continue',
+      [
+        ['X-API-Key', key],
+        ['Expect', '100-continue'],
+        ['Content-Type', 'application/json'],
+      ],
+    ],
+    [
+      'tab in value',
+      [
+        ['X-API-Key', key],
+        ['X-Fuzz', 'a\tb'],
+      ],
+    ],
   ];
   const body = JSON.stringify({ query: 'fuzz headers', mode: 'simple' });
   const cases: Case[] = [];
@@ -402,7 +616,17 @@ function headerCases(): Case[] {
 describe('fuzz: every route, malformed input', () => {
   it('records the routes of every gateway module', () => {
     const patterns = new Set(registered.map((r) => `${r.method} ${r.pattern}`));
-    for (const r of ['post /api/v1/tasks', 'get /api/v1/tasks/:id', 'post /api/v1/auth/register', 'patch /api/v1/sessions/:id', 'get /api/v1/sessions/:id/files/*', 'put /api/v1/schedules/:id', 'get /api/v1/stream/sse', 'ws /api/v1/stream/ws', 'any /*']) {
+    for (const r of [
+      'post /api/v1/tasks',
+      'get /api/v1/tasks/:id',
+      'post /api/v1/auth/register',
+      'patch /api/v1/sessions/:id',
+      'get /api/v1/sessions/:id/files/*',
+      'put /api/v1/schedules/:id',
+      'get /api/v1/stream/sse',
+      'ws /api/v1/stream/ws',
+      'any /*',
+    ]) {
       expect(patterns, r).toContain(r);
     }
   });
@@ -420,7 +644,8 @@ describe('fuzz: every route, malformed input', () => {
 describe('JSON bodies: refused with 400 before any decoder', () => {
   const post = (path: string, body: Buffer | string) =>
     send(request('POST', path, [...Object.entries(auth), ['Content-Type', 'application/json']], body), REQUEST_TIMEOUT_MS);
-  const put = (path: string, body: string) => send(request('PUT', path, [...Object.entries(auth), ['Content-Type', 'application/json']], body), REQUEST_TIMEOUT_MS);
+  const put = (path: string, body: string) =>
+    send(request('PUT', path, [...Object.entries(auth), ['Content-Type', 'application/json']], body), REQUEST_TIMEOUT_MS);
   const errorOf = (a: Answer) => JSON.parse(a.body.toString('utf8')).error as string;
 
   it('NUL (\\u0000) in a string or key, on every kind of route', async () => {
@@ -450,9 +675,15 @@ describe('JSON bodies: refused with 400 before any decoder', () => {
       const a = await post('/api/v1/tasks', `{"query":"q","context":{"c":${nested(depth - 2, 'array')}}}`);
       expect(a.status, `depth ${depth}`).toBe(400);
       expect(errorOf(a)).toBe('JSON nested deeper than 32 levels');
-      const s = await post('/api/v1/schedules', `{"name":"n","cron_expression":"0 * * * *","task_query":"q","task_context":{"a":${nested(depth - 2, 'array')}}}`);
+      const s = await post(
+        '/api/v1/schedules',
+        `{"name":"n","cron_expression":"0 * * * *","task_query":"q","task_context":{"a":${nested(depth - 2, 'array')}}}`,
+      );
       expect(s.status, `schedule depth ${depth}`).toBe(400);
-      const u = await put(`/api/v1/schedules/${fx.schedule}`, `{"task_context":${nested(depth - 1, 'object').slice(0, 5 * 30)}${nested(depth - 31, 'array')}${'}'.repeat(30)}}`);
+      const u = await put(
+        `/api/v1/schedules/${fx.schedule}`,
+        `{"task_context":${nested(depth - 1, 'object').slice(0, 5 * 30)}${nested(depth - 31, 'array')}${'}'.repeat(30)}}`,
+      );
       expect(u.status, `schedule update depth ${depth}`).toBe(400);
     }
     // Brackets inside strings are text.
@@ -529,7 +760,10 @@ describe('what uWebSockets.js cannot answer (deploy/http-edge.md)', () => {
     ['unknown method', head('FOO /health HTTP/1.1\r\nHost: a\r\n\r\n')],
     ['WebDAV method', head('PROPFIND /api/v1/tasks HTTP/1.1\r\nHost: a\r\n\r\n')],
     ['lower-case method', head('get /health HTTP/1.1\r\nHost: a\r\n\r\n')],
-    ['Transfer-Encoding with Content-Length', head('POST /api/v1/tasks HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')],
+    [
+      'Transfer-Encoding with Content-Length',
+      head('POST /api/v1/tasks HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'),
+    ],
     ['request head over 4 KB in two segments', [head('GET /health HTTP/1.1\r\nHost: a\r\n'), head(`X-Big: ${'a'.repeat(5000)}\r\n\r\n`)]],
   ];
   // And these, close to the edge, it answers.

@@ -10,87 +10,85 @@
  * TEST_DATABASE_KIND=pglite skips 1 and 2 (to run the suite against the embedded mode).
  * NATS: NATS_URL if set, else a throwaway nats-server.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { TestProject } from 'vitest/node'
-import { startEmbeddedPostgres } from '../src/embedded/pglite.js'
-import { startTestNats } from './harness/nats.js'
-import { startPostgresServer } from './harness/postgres-server.js'
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../src/embedded/pglite.js';
+import { startTestNats } from './harness/nats.js';
+import { startPostgresServer } from './harness/postgres-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    natsUrl: string
-    pgUrl: string
-    pgKind: 'postgres' | 'pglite'
+    natsUrl: string;
+    pgUrl: string;
+    pgKind: 'postgres' | 'pglite';
   }
 }
 
-type Stop = () => Promise<void>
+type Stop = () => Promise<void>;
 
 async function startDatabase(): Promise<{ url: string; kind: 'postgres' | 'pglite'; stop: Stop }> {
-  const required = process.env.REQUIRE_REAL_POSTGRES === '1'
-  let reason: string
+  const required = process.env.REQUIRE_REAL_POSTGRES === '1';
+  let reason: string;
   if (process.env.TEST_DATABASE_KIND === 'pglite') {
-    reason = 'TEST_DATABASE_KIND=pglite'
+    reason = 'TEST_DATABASE_KIND=pglite';
   } else {
-    const fromEnv = process.env.TEST_DATABASE_URL
-    if (fromEnv) return { url: fromEnv, kind: 'postgres', stop: async () => {} }
+    const fromEnv = process.env.TEST_DATABASE_URL;
+    if (fromEnv) return { url: fromEnv, kind: 'postgres', stop: async () => {} };
     try {
-      const pg = await startPostgresServer()
-      if (pg) return { url: pg.url, kind: 'postgres', stop: pg.stop }
-      reason = 'no PostgreSQL server binaries (initdb, postgres) found on PATH or in /usr/lib/postgresql/*/bin'
+      const pg = await startPostgresServer();
+      if (pg) return { url: pg.url, kind: 'postgres', stop: pg.stop };
+      reason = 'no PostgreSQL server binaries (initdb, postgres) found on PATH or in /usr/lib/postgresql/*/bin';
     } catch (err) {
-      reason = `starting PostgreSQL failed: ${err instanceof Error ? err.message : String(err)}`
+      reason = `starting PostgreSQL failed: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
   if (required) {
-    throw new Error(
-      `REQUIRE_REAL_POSTGRES=1 but ${reason}. Install PostgreSQL (e.g. \`apt-get install postgresql-15\`) or set TEST_DATABASE_URL.`,
-    )
+    throw new Error(`REQUIRE_REAL_POSTGRES=1 but ${reason}. Install PostgreSQL (e.g. \`apt-get install postgresql-15\`) or set TEST_DATABASE_URL.`);
   }
 
   console.warn(
     `[test setup] Using embedded PGlite, not a real PostgreSQL (${reason}). To test against a real server, install PostgreSQL (\`apt-get install postgresql-15\`) or set TEST_DATABASE_URL.`,
-  )
-  const dataDir = await mkdtemp(join(tmpdir(), 'pglite-test-'))
+  );
+  const dataDir = await mkdtemp(join(tmpdir(), 'pglite-test-'));
   try {
-    const pg = await startEmbeddedPostgres({ dataDir })
+    const pg = await startEmbeddedPostgres({ dataDir });
     return {
       url: pg.url,
       kind: 'pglite',
       stop: async () => {
-        await pg.stop()
-        await rm(dataDir, { recursive: true, force: true })
+        await pg.stop();
+        await rm(dataDir, { recursive: true, force: true });
       },
-    }
+    };
   } catch (err) {
-    await rm(dataDir, { recursive: true, force: true })
-    throw err
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const stops: Stop[] = []
+  const stops: Stop[] = [];
   const teardown = async () => {
-    for (const stop of stops.reverse()) await stop().catch((err) => console.error('[test teardown]', err))
-  }
+    for (const stop of stops.reverse()) await stop().catch((err) => console.error('[test teardown]', err));
+  };
   try {
-    let natsUrl = process.env.NATS_URL
+    let natsUrl = process.env.NATS_URL;
     if (!natsUrl) {
-      const nats = await startTestNats()
-      stops.push(nats.stop)
-      natsUrl = nats.url
+      const nats = await startTestNats();
+      stops.push(nats.stop);
+      natsUrl = nats.url;
     }
-    const db = await startDatabase()
-    stops.push(db.stop)
+    const db = await startDatabase();
+    stops.push(db.stop);
 
-    project.provide('natsUrl', natsUrl)
-    project.provide('pgUrl', db.url)
-    project.provide('pgKind', db.kind)
+    project.provide('natsUrl', natsUrl);
+    project.provide('pgUrl', db.url);
+    project.provide('pgKind', db.kind);
   } catch (err) {
-    await teardown()
-    throw err
+    await teardown();
+    throw err;
   }
-  return teardown
+  return teardown;
 }

@@ -9,7 +9,7 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { Http2SessionManager, createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionMode, ModelTier, StatusCode, TaskStatus } from '../src/gen/svc/v1/common_pb.js';
+import { ExecutionMode, type ModelTier, StatusCode, TaskStatus } from '../src/gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { StreamingService, type TaskUpdate } from '../src/gen/svc/v1/streaming_pb.js';
 import { TEST_RPC_TOKEN, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -86,7 +86,16 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
     expect(Math.abs(timestampDate(r.createdAt!).getTime() - Date.now())).toBeLessThan(60_000);
 
     const s = await completed(orch, r.taskId);
-    expect(s).toMatchObject({ taskId: r.taskId, status: TaskStatus.COMPLETED, query: 'What is gRPC? Then compare it with REST.', sessionId: session, mode: ExecutionMode.STANDARD, modelUsed: 'offline-deterministic', provider: 'offline', errorMessage: '' });
+    expect(s).toMatchObject({
+      taskId: r.taskId,
+      status: TaskStatus.COMPLETED,
+      query: 'What is gRPC? Then compare it with REST.',
+      sessionId: session,
+      mode: ExecutionMode.STANDARD,
+      modelUsed: 'offline-deterministic',
+      provider: 'offline',
+      errorMessage: '',
+    });
     expect(s.progress).toBe(1);
     expect(s.result).toContain('[offline provider');
     expect(s.usage!.totalTokens).toBeGreaterThan(0);
@@ -152,7 +161,11 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
   });
 
   it('honours the mode enum and the context fallbacks; refuses unknown enum values and prototype names', async () => {
-    const r = await orch.submitTask({ query: 'Plan it. Then do it. And check it.', options: { mode: ExecutionMode.SIMPLE }, context: { model_tier: 'large', model_override: 'some-model' } });
+    const r = await orch.submitTask({
+      query: 'Plan it. Then do it. And check it.',
+      options: { mode: ExecutionMode.SIMPLE },
+      context: { model_tier: 'large', model_override: 'some-model' },
+    });
     const [row] = await t.app.store.sql`SELECT mode, options FROM tasks WHERE id = ${r.taskId}::uuid`;
     expect(row.mode).toBe('EXECUTION_MODE_SIMPLE');
     expect(row.options).toMatchObject({ mode: 'simple', model_tier: 'large', model_override: 'some-model' });

@@ -72,7 +72,11 @@ describe('HTTP timeouts', () => {
   it('drops slow requests, stalled responses and idle connections after ~10 s, never an open SSE stream', { timeout: 60_000 }, async () => {
     // A workspace file far larger than the socket buffers, for clients that stop reading.
     const ext = `timeouts-${randomUUID()}`;
-    const sub = await fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'hello', session_id: ext }) });
+    const sub = await fetch(`${t.base}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'hello', session_id: ext }),
+    });
     expect(sub.status).toBe(200);
     const { task_id } = await json(sub);
     const [{ id }] = await t.app.store.sql`SELECT id::text FROM sessions WHERE external_id = ${ext}`;

@@ -75,8 +75,24 @@ describe('workflow lease', () => {
   it('runs a workflow once when its start message reaches a second worker while the first runs it', async () => {
     const id = randomUUID();
     const now = new Date();
-    await g.app.store.insertTask({ id, sessionId: `lease-${id}`, query: 'lease me', context: {}, options: { mode: 'simple' }, mode: 'EXECUTION_MODE_SIMPLE', createdAt: now });
-    const start = { task_id: id, session_id: `lease-${id}`, query: 'lease me', context: {}, mode: 'simple', model_tier: 'small', submitted_at: now.toISOString() };
+    await g.app.store.insertTask({
+      id,
+      sessionId: `lease-${id}`,
+      query: 'lease me',
+      context: {},
+      options: { mode: 'simple' },
+      mode: 'EXECUTION_MODE_SIMPLE',
+      createdAt: now,
+    });
+    const start = {
+      task_id: id,
+      session_id: `lease-${id}`,
+      query: 'lease me',
+      context: {},
+      mode: 'simple',
+      model_tier: 'small',
+      submitted_at: now.toISOString(),
+    };
     const data = new TextEncoder().encode(JSON.stringify(start));
     const sse = readSse(`${g.base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 40_000 });
 

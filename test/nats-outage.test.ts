@@ -40,7 +40,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (process.env.DEBUG_OUTAGE) for (const [i, w] of workers.entries()) (await import('node:fs')).writeFileSync(`/tmp/outage-worker-${i}.log`, w.logs.join('\n'));
+  if (process.env.DEBUG_OUTAGE)
+    for (const [i, w] of workers.entries()) (await import('node:fs')).writeFileSync(`/tmp/outage-worker-${i}.log`, w.logs.join('\n'));
   for (const w of workers) w.kill('SIGKILL');
   await sql?.end();
   await t?.stop();
@@ -65,7 +66,9 @@ describe('NATS outage under load', () => {
       accepted.push((await json(r)).task_id);
     }
     // Live clients on a quarter of the workflows, reading through the outage.
-    const live = accepted.filter((_, i) => i % 4 === 0).map((id) => ({ id, done: readSse(`${t.base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 120_000 }) }));
+    const live = accepted
+      .filter((_, i) => i % 4 === 0)
+      .map((id) => ({ id, done: readSse(`${t.base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 120_000 }) }));
     // Let the workflows get going, then take NATS away for 5 s.
     const running = async () =>
       (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM tasks WHERE query LIKE ${run + ' in-flight %'} AND status = 'TASK_STATUS_RUNNING'`)[0].n;
@@ -93,7 +96,9 @@ describe('NATS outage under load', () => {
       expect(d.body).toMatchObject({ error: expect.stringMatching(/unavailable/i) });
     }
     for (const d of during) if (d.status === 200) accepted.push(d.id!);
-    console.log(`outage: ${inFlightAtKill} of ${IN_FLIGHT} running at the kill, ${DURING} submitted during it: ${DURING - refused.length} accepted, ${refused.length} refused (503)`);
+    console.log(
+      `outage: ${inFlightAtKill} of ${IN_FLIGHT} running at the kill, ${DURING} submitted during it: ${DURING - refused.length} accepted, ${refused.length} refused (503)`,
+    );
 
     // Every accepted task completes.
     const restartedAt = Date.now();

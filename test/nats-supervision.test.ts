@@ -37,7 +37,8 @@ describe('embedded nats-server supervision', () => {
     const base = `http://127.0.0.1:${ready.gateway}`;
     const natsPid = (JSON.parse(await p.waitForLog(/"msg":"nats-server started"/)) as { pid: number }).pid;
     const run = `supervised-${Date.now()}`;
-    const submit = (q: string) => fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q, mode: 'standard' }) });
+    const submit = (q: string) =>
+      fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q, mode: 'standard' }) });
 
     const accepted: string[] = [];
     for (let i = 0; i < 40; i++) accepted.push((await json(await submit(`${run} before ${i}: Plan it. Then do it. And summarise.`))).task_id);
@@ -64,7 +65,9 @@ describe('embedded nats-server supervision', () => {
     await new Promise((r) => setTimeout(r, 500));
     submitting = false;
     await loop;
-    console.log(`supervision: ready again ${readyAfterMs} ms after the kill; ${during.filter((d) => d.status === 200).length} submissions accepted, ${during.filter((d) => d.status === 503).length} refused meanwhile`);
+    console.log(
+      `supervision: ready again ${readyAfterMs} ms after the kill; ${during.filter((d) => d.status === 200).length} submissions accepted, ${during.filter((d) => d.status === 503).length} refused meanwhile`,
+    );
     expect(readyAfterMs).toBeLessThan(5000);
     expect(during.filter((d) => d.status !== 200 && d.status !== 503)).toEqual([]);
     for (const d of during) {
@@ -82,7 +85,10 @@ describe('embedded nats-server supervision', () => {
     for (const l of live) {
       const r = await l.done;
       const evs = r.events.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data) as { seq: number; type: string });
-      expect(evs.map((e) => e.seq), l.id).toEqual(evs.map((_, i) => i + 1));
+      expect(
+        evs.map((e) => e.seq),
+        l.id,
+      ).toEqual(evs.map((_, i) => i + 1));
       expect(evs.at(-1)?.type).toBe('STREAM_END');
     }
     for (const id of accepted) {

@@ -15,7 +15,7 @@ const registered = vi.hoisted(() => [] as RegisteredRoute[]);
 vi.mock('uWebSockets.js', async (importOriginal) => (await import('./helpers/uws-routes.js')).recordRoutes(await importOriginal(), registered));
 
 let t: TestApp;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 let doc: any;
 
 beforeAll(async () => {
@@ -107,14 +107,26 @@ describe('GET /openapi.json', () => {
 
   it('documents every path and method the gateway serves (its uWS route table), and only those', () => {
     // `/api/v1/tasks/:id`, `/api/v1/tasks/{id}` and `/api/v1/sessions/:id/files/*` vs `.../{path}`: one shape.
-    const shape = (p: string) => p.replace(/:[^/]+/g, '{}').replace(/\{[^}]+\}/g, '{}').replace(/\/\*$/, '/{}');
+    const shape = (p: string) =>
+      p
+        .replace(/:[^/]+/g, '{}')
+        .replace(/\{[^}]+\}/g, '{}')
+        .replace(/\/\*$/, '/{}');
     const verb: Record<string, string> = { del: 'delete', ws: 'get' };
     // '/*' is the CORS preflight (options) and the catch-all 404 (any): not API routes.
     const served = new Set(registered.filter((r) => r.pattern !== '/*').map((r) => `${verb[r.method] ?? r.method} ${shape(r.pattern)}`));
-    const documented = new Set(Object.entries(doc.paths as Obj).flatMap(([p, item]) => METHODS.filter((m) => isObj(item) && item[m]).map((m) => `${m} ${shape(p)}`)));
+    const documented = new Set(
+      Object.entries(doc.paths as Obj).flatMap(([p, item]) => METHODS.filter((m) => isObj(item) && item[m]).map((m) => `${m} ${shape(p)}`)),
+    );
     expect(served.size).toBeGreaterThanOrEqual(30);
-    expect([...served].filter((x) => !documented.has(x)), 'served but not documented').toEqual([]);
-    expect([...documented].filter((x) => !served.has(x)), 'documented but not served').toEqual([]);
+    expect(
+      [...served].filter((x) => !documented.has(x)),
+      'served but not documented',
+    ).toEqual([]);
+    expect(
+      [...documented].filter((x) => !served.has(x)),
+      'documented but not served',
+    ).toEqual([]);
   });
 
   it('describes each operation completely: unique operationId, responses with descriptions, path parameters', () => {
@@ -141,9 +153,13 @@ describe('GET /openapi.json', () => {
           if (prm.in === 'path') expect(prm.required, `${where} ${prm.name}`).toBe(true);
         }
         for (const [, name] of p.matchAll(/\{([^}]+)\}/g)) {
-          expect(params.some((x) => x.in === 'path' && x.name === name), `${where} declares path parameter ${name}`).toBe(true);
+          expect(
+            params.some((x) => x.in === 'path' && x.name === name),
+            `${where} declares path parameter ${name}`,
+          ).toBe(true);
         }
-        for (const sec of (op.security as Obj[]) ?? []) for (const k of Object.keys(sec)) expect(doc.components.securitySchemes[k], `${where} security ${k}`).toBeDefined();
+        for (const sec of (op.security as Obj[]) ?? [])
+          for (const k of Object.keys(sec)) expect(doc.components.securitySchemes[k], `${where} security ${k}`).toBeDefined();
       }
     }
   });
@@ -163,7 +179,30 @@ describe('GET /openapi.json', () => {
   });
 
   it('uses no schema keyword OpenAPI 3.0 rejects', () => {
-    const rejected = ['const', 'patternProperties', '$id', '$schema', '$defs', 'definitions', 'if', 'then', 'else', 'prefixItems', 'unevaluatedProperties', 'unevaluatedItems', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'contains', 'examples', 'contentEncoding', 'contentMediaType', '$anchor', '$comment'];
+    const rejected = [
+      'const',
+      'patternProperties',
+      '$id',
+      '$schema',
+      '$defs',
+      'definitions',
+      'if',
+      'then',
+      'else',
+      'prefixItems',
+      'unevaluatedProperties',
+      'unevaluatedItems',
+      'dependentRequired',
+      'dependentSchemas',
+      'dependencies',
+      'propertyNames',
+      'contains',
+      'examples',
+      'contentEncoding',
+      'contentMediaType',
+      '$anchor',
+      '$comment',
+    ];
     const types = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
     const all = schemas();
     expect(all.length).toBeGreaterThan(20);
@@ -196,7 +235,12 @@ describe('GET /openapi.json', () => {
       const url = t.base + p.replace('{id}', id);
       for (const m of METHODS.filter((x) => doc.paths[p][x])) {
         const ac = new AbortController();
-        const res = await fetch(url, { method: m.toUpperCase(), signal: ac.signal, headers: { 'content-type': 'application/json' }, body: m === 'post' ? '{}' : undefined });
+        const res = await fetch(url, {
+          method: m.toUpperCase(),
+          signal: ac.signal,
+          headers: { 'content-type': 'application/json' },
+          body: m === 'post' ? '{}' : undefined,
+        });
         if (res.headers.get('content-type') === 'text/event-stream') {
           expect(res.status).toBe(200);
           ac.abort();
@@ -265,7 +309,11 @@ describe('health, readiness and CORS', () => {
     for (const path of ['/api/v1/tasks', `/api/v1/tasks/${randomUUID()}`, '/api/v1/stream/sse']) {
       const res = await fetch(t.base + path, {
         method: 'OPTIONS',
-        headers: { Origin: 'http://app.example.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, x-api-key, idempotency-key, traceparent' },
+        headers: {
+          Origin: 'http://app.example.test',
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'content-type, x-api-key, idempotency-key, traceparent',
+        },
       });
       expect(res.status, path).toBeGreaterThanOrEqual(200);
       expect(res.status, path).toBeLessThan(300);

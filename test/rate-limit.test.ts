@@ -5,7 +5,14 @@ import { json, startTestApp, type TestApp } from './helpers/app.js';
 
 let a: TestApp;
 let b: TestApp;
-const env = { GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', JWT_SECRET: 'rate-limit-test-secret-0123456789abcdef', RATE_LIMIT_REQUESTS: '6', RATE_LIMIT_WINDOW: '60', RATE_LIMIT_TASK_LIST_BURST: '3' };
+const env = {
+  GATEWAY_SKIP_AUTH: '0',
+  PASSWORD_SCRYPT_N: '1024',
+  JWT_SECRET: 'rate-limit-test-secret-0123456789abcdef',
+  RATE_LIMIT_REQUESTS: '6',
+  RATE_LIMIT_WINDOW: '60',
+  RATE_LIMIT_TASK_LIST_BURST: '3',
+};
 beforeAll(async () => {
   a = await startTestApp(env);
   // A second gateway on the same NATS: the counters are shared.

@@ -13,7 +13,15 @@ describe('reconciler', () => {
   it('re-publishes the start message of an orphaned QUEUED task, which then completes', async () => {
     t = await startTestApp();
     const id = randomUUID();
-    await t.app.store.insertTask({ id, sessionId: 's', query: 'orphan', context: {}, options: { mode: 'simple' }, mode: 'EXECUTION_MODE_SIMPLE', createdAt: new Date(Date.now() - 60_000) });
+    await t.app.store.insertTask({
+      id,
+      sessionId: 's',
+      query: 'orphan',
+      context: {},
+      options: { mode: 'simple' },
+      mode: 'EXECUTION_MODE_SIMPLE',
+      createdAt: new Date(Date.now() - 60_000),
+    });
     expect(await t.app.reconciler!.runOnce()).toContain(id);
     const s = await waitFor(async () => {
       const b = await json(await fetch(`${t!.base}/api/v1/tasks/${id}`));
@@ -25,10 +33,20 @@ describe('reconciler', () => {
   it('leaves a QUEUED task alone while its start message waits in the queue', async () => {
     // No worker: the start message stays in the queue.
     t = await startTestApp({ ROLES: 'gateway,orchestrator' });
-    const { task_id } = await json(await fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"waiting"}' }));
+    const { task_id } = await json(
+      await fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"waiting"}' }),
+    );
     // Beside it, an orphan of the same age: proof that the pass looked at rows this old.
     const orphan = randomUUID();
-    await t.app.store.insertTask({ id: orphan, sessionId: 's', query: 'orphan beside a queued task', context: {}, options: { mode: 'simple' }, mode: 'EXECUTION_MODE_SIMPLE', createdAt: new Date(Date.now() - 60_000) });
+    await t.app.store.insertTask({
+      id: orphan,
+      sessionId: 's',
+      query: 'orphan beside a queued task',
+      context: {},
+      options: { mode: 'simple' },
+      mode: 'EXECUTION_MODE_SIMPLE',
+      createdAt: new Date(Date.now() - 60_000),
+    });
     await t.app.store.sql`UPDATE tasks SET created_at = now() - interval '1 minute' WHERE id = ${task_id}::uuid`;
     try {
       // The first call may join the pass the app started with; the second is a pass of its own.

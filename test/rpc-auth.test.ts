@@ -85,7 +85,11 @@ beforeAll(async () => {
   const tr = createGrpcTransport({ baseUrl: baseUrl(), sessionManager: manager(baseUrl()) });
   const orch = createClient(OrchestratorService, tr);
   const sessions = createClient(SessionService, tr);
-  for (const [k, u] of [['a', a], ['b', b], ['c', c]] as const) {
+  for (const [k, u] of [
+    ['a', a],
+    ['b', b],
+    ['c', c],
+  ] as const) {
     tasks[k] = (await orch.submitTask({ query: `a task of ${k}`, options: { modeName: 'simple' } }, as(u))).taskId;
   }
   const s = await sessions.createSession({ externalId: bSessionExt, title: 'B private' }, as(b));
@@ -193,7 +197,10 @@ describe.each(PROTOCOLS)('internal RPC authentication over %s', (_name, transpor
   it("ListTasks lists only the caller's tasks, whatever the body asks", async () => {
     for (const body of [{}, { userId: b.userId, tenantId: b.tenantId }, { userId: c.userId, tenantId: c.tenantId }]) {
       const r = await orch.listTasks({ ...body, limit: 100 }, as(a));
-      expect(r.tasks.map((x) => x.taskId), JSON.stringify(body)).toContain(tasks.a);
+      expect(
+        r.tasks.map((x) => x.taskId),
+        JSON.stringify(body),
+      ).toContain(tasks.a);
       expect(r.tasks.every((x) => x.taskId !== tasks.b && x.taskId !== tasks.c)).toBe(true);
       const [{ n }] = await t.app.store.sql`SELECT count(*)::int AS n FROM tasks WHERE user_id = ${a.userId}::uuid`;
       expect(r.totalCount).toBe(n);
@@ -202,7 +209,10 @@ describe.each(PROTOCOLS)('internal RPC authentication over %s', (_name, transpor
   });
 
   it('SubmitTask runs as the caller even when the body names another user', async () => {
-    const r = await orch.submitTask({ query: 'whose task am I?', metadata: { userId: b.userId, tenantId: b.tenantId }, options: { modeName: 'simple' } }, as(a));
+    const r = await orch.submitTask(
+      { query: 'whose task am I?', metadata: { userId: b.userId, tenantId: b.tenantId }, options: { modeName: 'simple' } },
+      as(a),
+    );
     const [row] = await t.app.store.sql`SELECT user_id, tenant_id FROM tasks WHERE id = ${r.taskId}::uuid`;
     expect(row).toEqual({ user_id: a.userId, tenant_id: a.tenantId });
     expect((await orch.getTaskStatus({ taskId: r.taskId }, as(a))).userId).toBe(a.userId);
@@ -220,7 +230,10 @@ describe.each(PROTOCOLS)('internal RPC authentication over %s', (_name, transpor
     expect(await code(orch.pauseTask({ taskId: running, reason: 'not yours' }, as(a)))).toBe(Code.NotFound);
     expect(await code(orch.cancelTask({ taskId: sameTenant, reason: 'not yours' }, as(a)))).toBe(Code.PermissionDenied);
     expect(await code(orch.pauseTask({ taskId: sameTenant, reason: 'not yours' }, as(a)))).toBe(Code.PermissionDenied);
-    for (const [id, owner] of [[running, b], [sameTenant, c]] as const) {
+    for (const [id, owner] of [
+      [running, b],
+      [sameTenant, c],
+    ] as const) {
       const cs = await orch.getControlState({ taskId: id }, as(owner));
       expect(cs).toMatchObject({ isCancelled: false, isPaused: false });
       expect((await settled(orch, id)).status).toBe(TaskStatus.COMPLETED);
@@ -252,9 +265,15 @@ describe.each(PROTOCOLS)('internal RPC authentication over %s', (_name, transpor
       const ids = (await orch.listTasks({ limit: 100, userId: c.userId }, as(who))).tasks.map((x) => x.taskId);
       expect(ids).toContain(tasks.c);
     }
-    const r = await orch.submitTask({ query: 'scheduled for B', metadata: { userId: b.userId, tenantId: b.tenantId }, options: { modeName: 'simple' } }, as('system'));
+    const r = await orch.submitTask(
+      { query: 'scheduled for B', metadata: { userId: b.userId, tenantId: b.tenantId }, options: { modeName: 'simple' } },
+      as('system'),
+    );
     expect((await orch.getTaskStatus({ taskId: r.taskId }, as(b))).userId).toBe(b.userId);
-    const anon = await orch.submitTask({ query: 'anonymous', metadata: { userId: b.userId, tenantId: b.tenantId }, options: { modeName: 'simple' } }, as('anonymous'));
+    const anon = await orch.submitTask(
+      { query: 'anonymous', metadata: { userId: b.userId, tenantId: b.tenantId }, options: { modeName: 'simple' } },
+      as('anonymous'),
+    );
     expect((await orch.getTaskStatus({ taskId: anon.taskId }, as('system'))).userId).toBe('');
     await settled(orch, r.taskId);
     await settled(orch, anon.taskId);

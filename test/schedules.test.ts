@@ -77,7 +77,8 @@ async function createSchedule(u: User, over: Record<string, unknown> = {}): Prom
 
 /** Makes a schedule due by moving next_run_at into the past; returns the exact value set. */
 async function makeDue(id: string, agoSql = '1 minute'): Promise<Date> {
-  const [row] = await a.app.store.sql`UPDATE schedules SET next_run_at = date_trunc('milliseconds', now() - ${agoSql}::interval) WHERE id = ${id} RETURNING next_run_at`;
+  const [row] = await a.app.store
+    .sql`UPDATE schedules SET next_run_at = date_trunc('milliseconds', now() - ${agoSql}::interval) WHERE id = ${id} RETURNING next_run_at`;
   return row.next_run_at as Date;
 }
 
@@ -277,9 +278,26 @@ describe('update, pause, resume, delete', () => {
     expect(r1.body).toMatchObject({ ...orig, name: 'Renamed', updated_at: r1.body.updated_at });
     expect(new Date(r1.body.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(orig.updated_at).getTime());
 
-    const r2 = await api(u, 'PUT', `/api/v1/schedules/${id}`, { cron_expression: '15 18 * * *', timezone: 'Asia/Tokyo', task_context: { b: 2 }, max_budget_per_run_usd: 1, timeout_seconds: 30, task_query: 'New query', description: '' });
+    const r2 = await api(u, 'PUT', `/api/v1/schedules/${id}`, {
+      cron_expression: '15 18 * * *',
+      timezone: 'Asia/Tokyo',
+      task_context: { b: 2 },
+      max_budget_per_run_usd: 1,
+      timeout_seconds: 30,
+      task_query: 'New query',
+      description: '',
+    });
     expect(r2.status).toBe(200);
-    expect(r2.body).toMatchObject({ name: 'Renamed', cron_expression: '15 18 * * *', timezone: 'Asia/Tokyo', task_context: { b: 2 }, max_budget_per_run_usd: 1, timeout_seconds: 30, task_query: 'New query', description: '' });
+    expect(r2.body).toMatchObject({
+      name: 'Renamed',
+      cron_expression: '15 18 * * *',
+      timezone: 'Asia/Tokyo',
+      task_context: { b: 2 },
+      max_budget_per_run_usd: 1,
+      timeout_seconds: 30,
+      task_query: 'New query',
+      description: '',
+    });
     expect(localParts(new Date(r2.body.next_run_at), 'Asia/Tokyo')).toMatchObject({ hour: 18, minute: 15 });
     // A timezone change alone moves next_run_at too.
     const r3 = await api(u, 'PUT', `/api/v1/schedules/${id}`, { timezone: 'Europe/London' });
@@ -400,7 +418,20 @@ describe('runs', () => {
     expect(new Date(run.completed_at).getTime()).toBeGreaterThanOrEqual(new Date(run.started_at).getTime());
     expect(run.error_message).toBeUndefined();
     expect(Object.keys(run).sort()).toEqual(
-      ['completed_at', 'duration_ms', 'model_used', 'provider', 'query', 'result', 'started_at', 'status', 'total_cost_usd', 'total_tokens', 'triggered_at', 'workflow_id'].sort(),
+      [
+        'completed_at',
+        'duration_ms',
+        'model_used',
+        'provider',
+        'query',
+        'result',
+        'started_at',
+        'status',
+        'total_cost_usd',
+        'total_tokens',
+        'triggered_at',
+        'workflow_id',
+      ].sort(),
     );
     const [task] = await a.app.store.sql`SELECT user_id, tenant_id, query, context, status FROM tasks WHERE id = ${run.workflow_id}`;
     expect(task).toMatchObject({ user_id: u.id, tenant_id: u.tenantId, query: run.query, status: 'TASK_STATUS_COMPLETED', context: { source: 'schedule' } });
@@ -452,7 +483,14 @@ describe('runs', () => {
     await insertRun(2, 'TASK_STATUS_COMPLETED', 0.2);
     const two = await waitRunsDone(u, id, 2);
     expect(two.map((r: any) => r.status)).toEqual(['COMPLETED', 'FAILED']);
-    expect(two[1]).toMatchObject({ error_message: 'provider exploded', total_tokens: 42, total_cost_usd: 0.01, duration_ms: 1500, model_used: 'm-1', provider: 'p-1' });
+    expect(two[1]).toMatchObject({
+      error_message: 'provider exploded',
+      total_tokens: 42,
+      total_cost_usd: 0.01,
+      duration_ms: 1500,
+      model_used: 'm-1',
+      provider: 'p-1',
+    });
     expect(two[1].result).toBeUndefined();
     expect(two[0]).toMatchObject({ result: 'answer', total_cost_usd: 0.2 });
     expect(two[0].error_message).toBeUndefined();
@@ -575,7 +613,16 @@ describe('several schedulers', () => {
     const nats = await startTestNats();
     const log = createLogger({ level: 'silent' });
     const bus = await connectBus(
-      { url: nats.url, name: 'lease-test', replicas: 1, ackWaitMs: 30_000, maxDeliver: 10, eventsMaxAgeSeconds: 3600, eventsMaxPerWorkflow: 1000, idempotencyTtlSeconds: 3600 },
+      {
+        url: nats.url,
+        name: 'lease-test',
+        replicas: 1,
+        ackWaitMs: 30_000,
+        maxDeliver: 10,
+        eventsMaxAgeSeconds: 3600,
+        eventsMaxPerWorkflow: 1000,
+        idempotencyTtlSeconds: 3600,
+      },
       log,
     );
     // A database that has nothing due: only the lease is exercised here.

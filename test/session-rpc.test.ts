@@ -19,7 +19,9 @@ const withToken: Interceptor = (next) => (req) => {
   return next(req);
 };
 /** Call options for a call made on behalf of user `c`. */
-const as = (c: { userId: string; tenantId: string }): CallOptions => ({ headers: { 'x-caller-kind': 'user', 'x-caller-user-id': c.userId, 'x-caller-tenant-id': c.tenantId } });
+const as = (c: { userId: string; tenantId: string }): CallOptions => ({
+  headers: { 'x-caller-kind': 'user', 'x-caller-user-id': c.userId, 'x-caller-tenant-id': c.tenantId },
+});
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -53,7 +55,10 @@ describe('SessionService over gRPC', () => {
 
     // A task in that session, submitted as the same user through the orchestrator.
     await t.app.store.sql`UPDATE sessions SET tenant_id = ${a.tenantId}::uuid WHERE id = ${id}::uuid`;
-    const orch = createClient(OrchestratorService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${t.app.grpcPort}`, sessionManager: h2, interceptors: [withToken] }));
+    const orch = createClient(
+      OrchestratorService,
+      createGrpcTransport({ baseUrl: `http://127.0.0.1:${t.app.grpcPort}`, sessionManager: h2, interceptors: [withToken] }),
+    );
     const sub = await orch.submitTask({ metadata: { sessionId: ext }, query: 'hello rpc', options: { modeName: 'simple' } }, as(a));
     await waitFor(async () => (await json(await fetch(`${t.base}/api/v1/tasks/${sub.taskId}`))).status === 'TASK_STATUS_COMPLETED');
 

@@ -5,7 +5,12 @@ import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', JWT_SECRET: 'sessions-test-secret-0123456789abcdefgh', RATE_LIMIT_REQUESTS: '100000' });
+  t = await startTestApp({
+    GATEWAY_SKIP_AUTH: '0',
+    PASSWORD_SCRYPT_N: '1024',
+    JWT_SECRET: 'sessions-test-secret-0123456789abcdefgh',
+    RATE_LIMIT_REQUESTS: '100000',
+  });
 });
 afterAll(async () => {
   await t?.stop();
@@ -23,7 +28,11 @@ async function user(): Promise<Record<string, string>> {
 const get = (path: string, h: Record<string, string>) => fetch(t.base + path, { headers: h });
 
 async function runTask(h: Record<string, string>, body: Record<string, unknown>) {
-  const r = await fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json', ...h }, body: JSON.stringify({ mode: 'simple', ...body }) });
+  const r = await fetch(`${t.base}/api/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...h },
+    body: JSON.stringify({ mode: 'simple', ...body }),
+  });
   const { task_id } = await json(r);
   return waitFor(async () => {
     const s = await json(await get(`/api/v1/tasks/${task_id}`, h));
@@ -88,7 +97,8 @@ describe('session endpoints', () => {
     const h = await user();
     const ext = `t-${randomUUID()}`;
     await runTask(h, { query: 'x', session_id: ext });
-    const patch = (body: unknown) => fetch(`${t.base}/api/v1/sessions/${ext}`, { method: 'PATCH', headers: { 'content-type': 'application/json', ...h }, body: JSON.stringify(body) });
+    const patch = (body: unknown) =>
+      fetch(`${t.base}/api/v1/sessions/${ext}`, { method: 'PATCH', headers: { 'content-type': 'application/json', ...h }, body: JSON.stringify(body) });
     const ok = await patch({ title: 'Trip planning' });
     expect(ok.status).toBe(200);
     expect((await json(ok)).title).toBe('Trip planning');
@@ -113,7 +123,11 @@ describe('session endpoints', () => {
       expect((await get(path, b)).status, path).toBe(404);
     }
     expect((await json(await get('/api/v1/sessions', b))).total_count).toBe(0);
-    const patch = await fetch(`${t.base}/api/v1/sessions/${sid}`, { method: 'PATCH', headers: { 'content-type': 'application/json', ...b }, body: '{"title":"mine now"}' });
+    const patch = await fetch(`${t.base}/api/v1/sessions/${sid}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...b },
+      body: '{"title":"mine now"}',
+    });
     expect(patch.status).toBe(404);
     await fetch(`${t.base}/api/v1/sessions/${sid}`, { method: 'DELETE', headers: b });
     expect((await get(`/api/v1/sessions/${sid}`, a)).status).toBe(200);
@@ -172,6 +186,8 @@ describe('multi-turn history', () => {
     const s = await json(await get(`/api/v1/sessions/${ext}`, h));
     expect(s.context.history_summary).toMatchObject({ compressed_messages: 3 });
     const events = await json(await get(`/api/v1/tasks/${last.task_id}/events`, h));
-    expect(events.events.some((e: { type: string; payload?: { stage?: string } }) => e.type === 'PROGRESS' && e.payload?.stage === 'history_compression')).toBe(true);
+    expect(events.events.some((e: { type: string; payload?: { stage?: string } }) => e.type === 'PROGRESS' && e.payload?.stage === 'history_compression')).toBe(
+      true,
+    );
   });
 });

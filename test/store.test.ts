@@ -138,7 +138,7 @@ function contract(target: Target): void {
 
       it('concurrent runs on a fresh database apply each migration exactly once', async () => {
         let url = db.url;
-        let cleanup = async () => {};
+        let cleanup: () => Promise<void>;
         if (target.server) {
           // A fresh database on the same server, so "first run" is real.
           const name = `store_migrate_${randomUUID().replace(/-/g, '')}`;
@@ -191,7 +191,15 @@ function contract(target: Target): void {
       it('round-trips a task: jsonb as objects (not strings), nulls, defaults, timestamps', async () => {
         const context = { a: 1, nested: { list: [1, 'two', null, { deep: true }], ok: false }, text: 'é€😀 "quoted"', empty: {} };
         const options = { model_tier: 'large', max_iterations: 3 };
-        const t = task({ context, options, userId: randomUUID(), tenantId: randomUUID(), traceId: 'trace-1', mode: 'EXECUTION_MODE_STANDARD', createdAt: new Date('2024-05-06T07:08:09.123Z') });
+        const t = task({
+          context,
+          options,
+          userId: randomUUID(),
+          tenantId: randomUUID(),
+          traceId: 'trace-1',
+          mode: 'EXECUTION_MODE_STANDARD',
+          createdAt: new Date('2024-05-06T07:08:09.123Z'),
+        });
         await store.insertTask(t);
         const row = await store.getTask(t.id);
         expect(row).toBeDefined();
@@ -223,7 +231,8 @@ function contract(target: Target): void {
         expect(row!.created_at.toISOString()).toBe('2024-05-06T07:08:09.123Z');
         expect(row!.updated_at.toISOString()).toBe('2024-05-06T07:08:09.123Z');
         // Stored as jsonb objects, queryable by key: not a JSON string inside jsonb.
-        const [types] = await sql`SELECT jsonb_typeof(context) AS c, jsonb_typeof(options) AS o, context->'nested'->>'ok' AS ok FROM tasks WHERE id = ${t.id}::uuid`;
+        const [types] =
+          await sql`SELECT jsonb_typeof(context) AS c, jsonb_typeof(options) AS o, context->'nested'->>'ok' AS ok FROM tasks WHERE id = ${t.id}::uuid`;
         expect(types).toEqual({ c: 'object', o: 'object', ok: 'false' });
       });
 
@@ -332,7 +341,11 @@ function contract(target: Target): void {
         const [mt] = await sql`SELECT jsonb_typeof(metadata) AS t FROM tasks WHERE id = ${t.id}::uuid`;
         expect(mt?.t).toBe('object');
 
-        const second = await store.finishTask(t.id, { status: 'TASK_STATUS_FAILED', error: 'late failure', result: 'other' }, new Date('2030-02-01T00:01:00.000Z'));
+        const second = await store.finishTask(
+          t.id,
+          { status: 'TASK_STATUS_FAILED', error: 'late failure', result: 'other' },
+          new Date('2030-02-01T00:01:00.000Z'),
+        );
         expect(second).toBe(false);
         expect(await store.setStatus(t.id, 'TASK_STATUS_RUNNING', new Date('2030-02-01T00:02:00.000Z'))).toBe(false);
         expect(await store.getTask(t.id)).toEqual(after);
@@ -362,7 +375,9 @@ function contract(target: Target): void {
       const tenant = randomUUID();
       const base = Date.parse('2031-03-01T00:00:00.000Z');
       // Five tasks one second apart in one session, inserted out of order; plus one elsewhere.
-      const tasks = [3, 0, 4, 1, 2].map((i) => task({ sessionId, query: `t${i}`, createdAt: new Date(base + i * 1000), userId: i % 2 ? userB : userA, tenantId: i >= 3 ? tenant : null }));
+      const tasks = [3, 0, 4, 1, 2].map((i) =>
+        task({ sessionId, query: `t${i}`, createdAt: new Date(base + i * 1000), userId: i % 2 ? userB : userA, tenantId: i >= 3 ? tenant : null }),
+      );
       const elsewhere = task({ sessionId: otherSession, userId: userA, tenantId: tenant, createdAt: new Date(base + 10_000) });
 
       beforeAll(async () => {
@@ -438,7 +453,12 @@ function contract(target: Target): void {
         await Promise.all(tied.map((t) => store.insertTask(t)));
         const ids: string[] = [];
         for (let off = 0; off < 6; off += 4) ids.push(...(await store.listTasks({ sessionId: s, limit: 4, offset: off })).rows.map((r) => r.id));
-        expect(ids).toEqual(tied.map((t) => t.id).sort().reverse());
+        expect(ids).toEqual(
+          tied
+            .map((t) => t.id)
+            .sort()
+            .reverse(),
+        );
       });
     });
 
@@ -457,12 +477,34 @@ function contract(target: Target): void {
 
       it('lists events in seq order with payloads as JSON values, not strings', async () => {
         const wf = randomUUID();
-        const payloads: unknown[] = [{ a: { b: [1, 2, { c: 'é' }] } }, [1, 'two', null], 'just text', 42, true, null, undefined, [true, false], '{"looks":"like json"}', []];
+        const payloads: unknown[] = [
+          { a: { b: [1, 2, { c: 'é' }] } },
+          [1, 'two', null],
+          'just text',
+          42,
+          true,
+          null,
+          undefined,
+          [true, false],
+          '{"looks":"like json"}',
+          [],
+        ];
         const events = payloads.map((payload, i) => ev(wf, i + 1, { payload }));
         await store.insertEvents([...events].reverse());
         const got = await store.listEvents(wf);
         expect(got.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-        expect(got.map((e) => e.payload)).toEqual([{ a: { b: [1, 2, { c: 'é' }] } }, [1, 'two', null], 'just text', 42, true, null, null, [true, false], '{"looks":"like json"}', []]);
+        expect(got.map((e) => e.payload)).toEqual([
+          { a: { b: [1, 2, { c: 'é' }] } },
+          [1, 'two', null],
+          'just text',
+          42,
+          true,
+          null,
+          null,
+          [true, false],
+          '{"looks":"like json"}',
+          [],
+        ]);
         expect(got[0]).toEqual({ ...events[0], payload: events[0]!.payload });
         expect(got[0]!.ts).toBeInstanceOf(Date);
         expect(typeof got[0]!.seq).toBe('number');

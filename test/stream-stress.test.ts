@@ -8,6 +8,7 @@
  * comes first. Seeded: STRESS_SEED=<n> replays a run; the seed is printed on failure.
  */
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -86,7 +87,7 @@ function wsClient(wf: string, resume: string | undefined, slow: boolean): Promis
       }
       // A slow reader: stop reading from the socket now and then.
       if (slow && ++n % 20 === 0) {
-        const sock = (ws as unknown as { _socket: import('node:net').Socket })._socket;
+        const sock = (ws as unknown as { _socket: Socket })._socket;
         sock.pause();
         setTimeout(() => sock.resume(), 30);
       }
@@ -106,7 +107,7 @@ describe('stream delivery under stress', () => {
   it(`${WORKFLOWS} workflows, clients attaching at random moments: every seq once, in order, STREAM_END last`, async () => {
     const seed = Number(process.env.STRESS_SEED ?? Math.floor(Math.random() * 2 ** 31));
     const rand = rng(seed);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
+    const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
     const failures: string[] = [];
     let gaps = 0;
 
@@ -133,7 +134,7 @@ describe('stream delivery under stress', () => {
       if (rand() < 0.3) attach('before-first-event', 0);
       const attachAt = new Set(Array.from({ length: 1 + Math.floor(rand() * 2) }, () => 1 + Math.floor(rand() * total)));
       const at = Date.now();
-      for (let seq = 1; seq <= total; ) {
+      for (let seq = 1; seq <= total;) {
         const burst = 1 + Math.floor(rand() * 12);
         for (let k = 0; k < burst && seq <= total; k++, seq++) {
           const ev: WorkflowEvent = {
@@ -168,7 +169,9 @@ describe('stream delivery under stress', () => {
 
     const counts = await Promise.all(Array.from({ length: WORKFLOWS }, (_, w) => runWorkflow(w)));
     const clients = counts.reduce((a, b) => a + b, 0);
-    console.log(`stream stress (STRESS_SEED=${seed}): ${WORKFLOWS} workflows, ${clients} clients, ${gaps} told of a REPLAY_GAP, ${failures.length} wrong deliveries`);
+    console.log(
+      `stream stress (STRESS_SEED=${seed}): ${WORKFLOWS} workflows, ${clients} clients, ${gaps} told of a REPLAY_GAP, ${failures.length} wrong deliveries`,
+    );
     if (failures.length) console.error(`stream stress failed with STRESS_SEED=${seed}:\n${failures.slice(0, 20).join('\n')}`);
     expect(failures, `STRESS_SEED=${seed}`).toEqual([]);
     expect(clients).toBeGreaterThan(WORKFLOWS);

@@ -38,7 +38,8 @@ interface Ev {
 }
 
 /** The event frames of a stream (not REPLAY_GAP, not done), parsed. */
-const eventsOf = (frames: Frame[]): Ev[] => frames.filter((f) => f.event !== 'done' && f.event !== 'REPLAY_GAP' && f.event !== 'error').map((f) => JSON.parse(f.data) as Ev);
+const eventsOf = (frames: Frame[]): Ev[] =>
+  frames.filter((f) => f.event !== 'done' && f.event !== 'REPLAY_GAP' && f.event !== 'error').map((f) => JSON.parse(f.data) as Ev);
 const seqs = (evs: { seq: number }[]) => evs.map((e) => e.seq);
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 const DONE: Frame = { event: 'done', data: '[DONE]' };
@@ -163,7 +164,13 @@ class TestLlm implements LlmProvider {
       if (user.includes('[pace]')) await new Promise((r) => setTimeout(r, 1));
       onDelta?.(text.slice(i, i + 65_536));
     }
-    return { text, model: 'offline-deterministic', provider: 'offline', finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, costUsd: 0 } };
+    return {
+      text,
+      model: 'offline-deterministic',
+      provider: 'offline',
+      finishReason: 'stop',
+      usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, costUsd: 0 },
+    };
   }
 }
 
@@ -374,7 +381,11 @@ describe('SSE and WebSocket (default configuration)', () => {
     });
 
     it('streams a task submitted through POST /api/v1/tasks/stream from its stream_url', async () => {
-      const res = await fetch(`${t.base}/api/v1/tasks/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'stream url', mode: 'simple' }) });
+      const res = await fetch(`${t.base}/api/v1/tasks/stream`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'stream url', mode: 'simple' }),
+      });
       expect(res.status).toBe(201);
       const b = await json(res);
       const [viaUrl, viaTask] = await Promise.all([sse(t.base + b.stream_url), sse(`${t.base}/api/v1/tasks/${b.task_id}/stream`)]);

@@ -11,7 +11,11 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(t.base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(t.base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 async function waitDone(id: string) {
   return waitFor(async () => {
@@ -86,7 +90,13 @@ describe('POST /api/v1/tasks', () => {
     const [{ n }] = await t.app.store.sql`SELECT count(*)::int AS n FROM tasks WHERE query = ${marker}`;
     expect(n).toBe(0);
     // A schedule would submit them at every run: refused when it is created.
-    const sched = await post('/api/v1/schedules', { name: marker, cron_expression: '0 * * * *', timezone: 'UTC', task_query: marker, task_context: { template: 'weekly-report' } });
+    const sched = await post('/api/v1/schedules', {
+      name: marker,
+      cron_expression: '0 * * * *',
+      timezone: 'UTC',
+      task_query: marker,
+      task_context: { template: 'weekly-report' },
+    });
     expect(sched.status).toBe(400);
     expect(await json(sched)).toEqual({ error: 'task_context.template is not available yet' });
     // Their "off" values ask for nothing and are accepted.
@@ -98,7 +108,10 @@ describe('POST /api/v1/tasks', () => {
 
   it('refuses prototype member names as model_tier (top level and context fallback) with 400', async () => {
     for (const tier of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
-      for (const body of [{ query: 'x', model_tier: tier }, { query: 'x', context: { model_tier: tier } }]) {
+      for (const body of [
+        { query: 'x', model_tier: tier },
+        { query: 'x', context: { model_tier: tier } },
+      ]) {
         const res = await post('/api/v1/tasks', body);
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect((await json(res)).error).toMatch(/model_tier must be one of: small, medium, large/);

@@ -19,7 +19,8 @@ const at = (ms: number) => new Date(T0 + ms);
 const evs = (spec: [string, string, string?][]): TimelineEvent[] =>
   spec.map(([type, agentId, step], i) => ({ seq: i + 1, type, agentId, at: at((i + 1) * 10), ...(step ? { step } : {}) }));
 /** Journal entries written 5 ms after their last event (`extra` ms later still). */
-const journal = (entries: [string, number, number?][]) => new Map(entries.map(([name, seqAfter, extra]) => [name, { seqAfter, at: at(seqAfter * 10 + 5 + (extra ?? 0)).toISOString() }]));
+const journal = (entries: [string, number, number?][]) =>
+  new Map(entries.map(([name, seqAfter, extra]) => [name, { seqAfter, at: at(seqAfter * 10 + 5 + (extra ?? 0)).toISOString() }]));
 
 const agentRun = (agent: string): [string, string][] => [
   ['AGENT_STARTED', agent],
@@ -46,7 +47,15 @@ function standard(): TimelineInput {
     createdAt: at(0),
     completedAt: at(200),
     events,
-    journal: journal([['start', 1], ['history', 1, 1], ['plan', 6], ['subtask-1', 10], ['subtask-2', 14], ['synthesize', 18], ['finish', 20]]),
+    journal: journal([
+      ['start', 1],
+      ['history', 1, 1],
+      ['plan', 6],
+      ['subtask-1', 10],
+      ['subtask-2', 14],
+      ['synthesize', 18],
+      ['finish', 20],
+    ]),
   };
 }
 
@@ -70,7 +79,10 @@ describe('buildTimeline', () => {
   it('is deterministic: the order of the events and of the journal does not matter', () => {
     const a = standard();
     const rand = rng(20250101);
-    const shuffled = a.events.map((e) => ({ e, k: rand() })).sort((x, y) => x.k - y.k).map((x) => x.e);
+    const shuffled = a.events
+      .map((e) => ({ e, k: rand() }))
+      .sort((x, y) => x.k - y.k)
+      .map((x) => x.e);
     const j = new Map([...a.journal].reverse());
     expect(buildTimeline({ ...a, events: shuffled, journal: j })).toEqual(buildTimeline(a));
     // A duplicated event (a re-sent publish) counts once.
@@ -90,7 +102,18 @@ describe('buildTimeline', () => {
       ['WORKFLOW_COMPLETED', 'orchestrator'],
       ['STREAM_END', 'orchestrator'],
     ]);
-    const t = buildTimeline({ workflowId: 'wf', status: 'TASK_STATUS_COMPLETED', events, journal: journal([['start', 1], ['history', 1], ['plan', 5], ['subtask-1', 11], ['finish', 13]]) });
+    const t = buildTimeline({
+      workflowId: 'wf',
+      status: 'TASK_STATUS_COMPLETED',
+      events,
+      journal: journal([
+        ['start', 1],
+        ['history', 1],
+        ['plan', 5],
+        ['subtask-1', 11],
+        ['finish', 13],
+      ]),
+    });
     const s = t.steps.find((x) => x.name === 'subtask-1')!;
     expect(s).toMatchObject({ agent: 'agent-1', status: 'retried', retries: 1, firstSeq: 6, lastSeq: 11, eventCount: 6, startedAt: at(60) });
     expect(t.retries).toBe(1);
@@ -107,7 +130,17 @@ describe('buildTimeline', () => {
       ['AGENT_COMPLETED', 'simple-agent'],
       ['STREAM_END', 'orchestrator'],
     ]);
-    const t = buildTimeline({ workflowId: 'wf', status: 'TASK_STATUS_COMPLETED', events, journal: journal([['start', 1], ['history', 1], ['agent', 6], ['finish', 7]]) });
+    const t = buildTimeline({
+      workflowId: 'wf',
+      status: 'TASK_STATUS_COMPLETED',
+      events,
+      journal: journal([
+        ['start', 1],
+        ['history', 1],
+        ['agent', 6],
+        ['finish', 7],
+      ]),
+    });
     expect(t.steps.find((s) => s.name === 'agent')).toMatchObject({ agent: 'simple-agent', retries: 1, status: 'retried', eventCount: 5 });
   });
 
@@ -123,10 +156,25 @@ describe('buildTimeline', () => {
       ['STREAM_END', 'orchestrator'], // 8
     ];
     for (const j of [
-      [['start', 1], ['subtask-2', 5], ['subtask-1', 7], ['finish', 8]],
+      [
+        ['start', 1],
+        ['subtask-2', 5],
+        ['subtask-1', 7],
+        ['finish', 8],
+      ],
       // Both finished before either was journaled: the shared number decides.
-      [['start', 1], ['subtask-2', 7], ['subtask-1', 7, 1], ['finish', 8]],
-      [['start', 1], ['subtask-1', 7], ['subtask-2', 7, 1], ['finish', 8]],
+      [
+        ['start', 1],
+        ['subtask-2', 7],
+        ['subtask-1', 7, 1],
+        ['finish', 8],
+      ],
+      [
+        ['start', 1],
+        ['subtask-1', 7],
+        ['subtask-2', 7, 1],
+        ['finish', 8],
+      ],
     ] as [string, number, number?][][]) {
       const t = buildTimeline({ workflowId: 'wf', status: 'TASK_STATUS_COMPLETED', events: evs(spec), journal: journal(j) });
       expect(names(t)).toEqual(['start', 'subtask-1', 'subtask-2', 'finish']);
@@ -144,13 +192,32 @@ describe('buildTimeline', () => {
       ['ERROR_OCCURRED', 'orchestrator'], // 8
       ['STREAM_END', 'orchestrator'], // 9
     ]);
-    const t = buildTimeline({ workflowId: 'wf', status: 'TASK_STATUS_FAILED', events: failed, journal: journal([['start', 1], ['history', 1], ['plan', 5], ['finish', 9]]) });
+    const t = buildTimeline({
+      workflowId: 'wf',
+      status: 'TASK_STATUS_FAILED',
+      events: failed,
+      journal: journal([
+        ['start', 1],
+        ['history', 1],
+        ['plan', 5],
+        ['finish', 9],
+      ]),
+    });
     expect(names(t)).toEqual(['start', 'history', 'plan', 'subtask-1', 'finish']);
     expect(t.steps[3]).toMatchObject({ agent: 'agent-1', status: 'interrupted', journaled: false, endedAt: at(70), durationMs: 10 });
     expect(t.steps[4]).toMatchObject({ agent: 'orchestrator', status: 'completed', firstSeq: 8 });
     expect(t.endedAt).toEqual(at(90));
 
-    const running = buildTimeline({ workflowId: 'wf', status: 'TASK_STATUS_RUNNING', events: failed.slice(0, 7), journal: journal([['start', 1], ['history', 1], ['plan', 5]]) });
+    const running = buildTimeline({
+      workflowId: 'wf',
+      status: 'TASK_STATUS_RUNNING',
+      events: failed.slice(0, 7),
+      journal: journal([
+        ['start', 1],
+        ['history', 1],
+        ['plan', 5],
+      ]),
+    });
     expect(running.steps.at(-1)).toMatchObject({ name: 'subtask-1', agent: 'agent-1', status: 'running', endedAt: null, durationMs: null });
     expect(running).toMatchObject({ endedAt: null, durationMs: null });
   });
@@ -164,7 +231,11 @@ describe('buildTimeline', () => {
     expect(t.steps.reduce((n, s) => n + s.eventCount, 0)).toBe(20);
     expect(t).toMatchObject({ startedAt: at(10), endedAt: at(200), durationMs: 190 });
     expect(['planner', 'synthesizer', 'simple-agent', 'agent-3', 'critic'].map(stepOfAgent)).toEqual(['plan', 'synthesize', 'agent', 'subtask-3', 'critic']);
-    expect(buildTimeline({ workflowId: 'wf', status: 'TASK_STATUS_QUEUED', events: [], journal: new Map() })).toMatchObject({ steps: [], startedAt: null, endedAt: null });
+    expect(buildTimeline({ workflowId: 'wf', status: 'TASK_STATUS_QUEUED', events: [], journal: new Map() })).toMatchObject({
+      steps: [],
+      startedAt: null,
+      endedAt: null,
+    });
   });
 });
 
@@ -172,7 +243,12 @@ describe('buildTimeline', () => {
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', JWT_SECRET: 'timeline-test-secret-0123456789abcdefgh', RATE_LIMIT_REQUESTS: '100000' });
+  t = await startTestApp({
+    GATEWAY_SKIP_AUTH: '0',
+    PASSWORD_SCRYPT_N: '1024',
+    JWT_SECRET: 'timeline-test-secret-0123456789abcdefgh',
+    RATE_LIMIT_REQUESTS: '100000',
+  });
 });
 afterAll(async () => {
   await t?.stop();
@@ -207,7 +283,16 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
     }, 20_000);
     expect(tl).toMatchObject({ workflow_id: task_id, task_id, source: 'journal' });
     expect(tl.steps.map((s: { name: string }) => s.name)).toEqual(['start', 'history', 'plan', 'subtask-1', 'subtask-2', 'subtask-3', 'synthesize', 'finish']);
-    expect(tl.steps.map((s: { agent: string | null }) => s.agent)).toEqual(['orchestrator', null, 'planner', 'agent-1', 'agent-2', 'agent-3', 'synthesizer', 'orchestrator']);
+    expect(tl.steps.map((s: { agent: string | null }) => s.agent)).toEqual([
+      'orchestrator',
+      null,
+      'planner',
+      'agent-1',
+      'agent-2',
+      'agent-3',
+      'synthesizer',
+      'orchestrator',
+    ]);
     let prevEnd = 0;
     for (const s of tl.steps) {
       expect(s, s.name).toMatchObject({ status: 'completed', retries: 0, journaled: true });
@@ -231,8 +316,10 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
     expect((await get(`/api/v1/tasks/${task_id}/timeline`, stranger.key)).status).toBe(404);
     const colleague = randomUUID();
     const key = newApiKey();
-    await t.app.store.sql`INSERT INTO users (id, tenant_id, email, password_hash) VALUES (${colleague}, ${u.tenantId}, ${`c-${randomUUID()}@example.com`}, 'x')`;
-    await t.app.store.sql`INSERT INTO api_keys (id, user_id, tenant_id, name, prefix, key_hash) VALUES (${randomUUID()}, ${colleague}, ${u.tenantId}, 'k', ${key.slice(0, 11)}, ${hashKey(key)})`;
+    await t.app.store
+      .sql`INSERT INTO users (id, tenant_id, email, password_hash) VALUES (${colleague}, ${u.tenantId}, ${`c-${randomUUID()}@example.com`}, 'x')`;
+    await t.app.store
+      .sql`INSERT INTO api_keys (id, user_id, tenant_id, name, prefix, key_hash) VALUES (${randomUUID()}, ${colleague}, ${u.tenantId}, 'k', ${key.slice(0, 11)}, ${hashKey(key)})`;
     const forbidden = await get(`/api/v1/tasks/${task_id}/timeline`, key);
     expect(forbidden.status).toBe(403);
     expect(await json(forbidden)).toEqual({ error: 'Forbidden: not the task owner' });
@@ -245,7 +332,17 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
     const id = randomUUID();
     const store = t.app.store;
     const created = new Date(Date.now() - 60_000);
-    await store.insertTask({ id, sessionId: `tl-${id}`, userId: u.userId, tenantId: u.tenantId, query: 'fixture', context: {}, options: {}, mode: 'EXECUTION_MODE_SIMPLE', createdAt: created });
+    await store.insertTask({
+      id,
+      sessionId: `tl-${id}`,
+      userId: u.userId,
+      tenantId: u.tenantId,
+      query: 'fixture',
+      context: {},
+      options: {},
+      mode: 'EXECUTION_MODE_SIMPLE',
+      createdAt: created,
+    });
     await store.finishTask(id, { status: 'TASK_STATUS_COMPLETED', result: 'ok' }, new Date(created.getTime() + 1000));
     const spec: [string, string, string?][] = [
       ['WORKFLOW_STARTED', 'orchestrator'],
@@ -272,7 +369,8 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
       })),
     );
     const kv = t.app.bus.kv.journal;
-    const put = (step: string, seqAfter: number) => kv.put(kvKeys.journal(id, step), JSON.stringify({ result: {}, seqAfter, at: new Date(ms(seqAfter).getTime() + 5).toISOString() }));
+    const put = (step: string, seqAfter: number) =>
+      kv.put(kvKeys.journal(id, step), JSON.stringify({ result: {}, seqAfter, at: new Date(ms(seqAfter).getTime() + 5).toISOString() }));
     await put('start', 1);
     await put('history', 1);
     await put('agent', 7);
@@ -281,7 +379,16 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
     const tl = await json(await get(`/api/v1/tasks/${id}/timeline`, u.key));
     expect(tl.source).toBe('journal');
     expect(tl.steps.map((s: { name: string }) => s.name)).toEqual(['start', 'history', 'agent', 'finish']);
-    expect(tl.steps[2]).toMatchObject({ agent: 'simple-agent', status: 'retried', retries: 1, first_seq: 2, last_seq: 7, seq_after: 7, event_count: 6, duration_ms: 55 });
+    expect(tl.steps[2]).toMatchObject({
+      agent: 'simple-agent',
+      status: 'retried',
+      retries: 1,
+      first_seq: 2,
+      last_seq: 7,
+      seq_after: 7,
+      event_count: 6,
+      duration_ms: 55,
+    });
     expect(tl.stats).toEqual({ steps: 4, events: 9, retries: 1 });
     expect(tl).toMatchObject({ status: 'TASK_STATUS_COMPLETED', started_at: ms(1).toISOString(), ended_at: ms(9).toISOString(), duration_ms: 80 });
 

@@ -106,7 +106,12 @@ describe('listing', () => {
     expect(Object.keys(body).sort()).toEqual(['files', 'path', 'session_id']);
     expect(body.session_id).toBe(s.id);
     expect(body.path).toBe('/');
-    expect(body.files).toEqual([await entry(s.dir, 'a-dir', true), await entry(s.dir, 'b.txt', false), await entry(s.dir, 'sub', true), await entry(s.dir, 'sub-file.md', false)]);
+    expect(body.files).toEqual([
+      await entry(s.dir, 'a-dir', true),
+      await entry(s.dir, 'b.txt', false),
+      await entry(s.dir, 'sub', true),
+      await entry(s.dir, 'sub-file.md', false),
+    ]);
     expect(body.files[1].size).toBe(5);
   });
 
@@ -124,7 +129,15 @@ describe('listing', () => {
     const r = await get(u, `/api/v1/sessions/${s.id}/files?path=/&recursive=true`);
     expect(r.status).toBe(200);
     const body = await json(r);
-    expect(body.files.map((f: { path: string }) => f.path)).toEqual(['/a-dir', '/b.txt', '/sub', '/sub/deep', '/sub/deep/c.bin', '/sub/report.json', '/sub-file.md']);
+    expect(body.files.map((f: { path: string }) => f.path)).toEqual([
+      '/a-dir',
+      '/b.txt',
+      '/sub',
+      '/sub/deep',
+      '/sub/deep/c.bin',
+      '/sub/report.json',
+      '/sub-file.md',
+    ]);
     expect(body.files[4]).toEqual(await entry(s.dir, 'sub/deep/c.bin', false));
     const sub = await json(await get(u, `/api/v1/sessions/${s.id}/files?path=/sub&recursive=1`));
     expect(sub.files.map((f: { path: string }) => f.path)).toEqual(['/sub/deep', '/sub/deep/c.bin', '/sub/report.json']);

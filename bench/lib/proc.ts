@@ -265,7 +265,12 @@ export class CpuWindow {
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls fn until it returns a truthy value or the time is up (bounded). */
-export async function waitUntil<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, stepMs = 50, what = 'condition'): Promise<T> {
+export async function waitUntil<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+  stepMs = 50,
+  what = 'condition',
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

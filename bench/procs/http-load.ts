@@ -23,7 +23,10 @@ class Conn {
   private buf: Buffer = Buffer.alloc(0);
   private waiting?: { resolve: (a: Answer) => void; reject: (e: Error) => void };
   busy = false;
-  constructor(private readonly host: string, private readonly port: number) {}
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
 
   private connect(): net.Socket {
     const s = net.connect({ host: this.host, port: this.port, noDelay: true });

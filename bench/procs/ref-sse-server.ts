@@ -27,7 +27,8 @@ const HEADERS: Record<string, string> = {
   'X-Accel-Buffering': 'no',
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Allow-Methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
-  'Access-Control-Allow-Headers': 'Content-Type, Authorization, X-API-Key, Idempotency-Key, traceparent, tracestate, Last-Event-ID, X-Session-ID, If-Match, Cache-Control',
+  'Access-Control-Allow-Headers':
+    'Content-Type, Authorization, X-API-Key, Idempotency-Key, traceparent, tracestate, Last-Event-ID, X-Session-ID, If-Match, Cache-Control',
   'Access-Control-Expose-Headers': 'X-Workflow-ID, X-Session-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag',
 };
 

@@ -39,7 +39,10 @@ class Conn {
   closed = false;
   error?: string;
   onReady?: (err?: string) => void;
-  constructor(readonly wf: number, readonly sampled: boolean) {}
+  constructor(
+    readonly wf: number,
+    readonly sampled: boolean,
+  ) {}
 
   onData(view: Buffer): void {
     if (this.status === 0) {
@@ -181,7 +184,16 @@ function minsPerWf(): number[] {
 serve(
   {
     /** Opens perWorkflow connections to each workflow (bounded concurrency); resolves when all answered. */
-    async open(a: { host: string; port: number; path: string; workflows: string[]; perWorkflow: number; sampleEvery: number; concurrency: number; timeoutMs: number }) {
+    async open(a: {
+      host: string;
+      port: number;
+      path: string;
+      workflows: string[];
+      perWorkflow: number;
+      sampleEvery: number;
+      concurrency: number;
+      timeoutMs: number;
+    }) {
       const t0 = performance.now();
       const list: { c: Conn; path: string }[] = [];
       const base = conns.length;
@@ -220,7 +232,23 @@ serve(
         if (c.frames < min) min = c.frames;
         if (c.frames > max) max = c.frames;
       }
-      return { tUs: nowUs(), totalFrames, sampledFrames, sampledWrites, conns: conns.length, ended, closed, minFrames: conns.length ? min : 0, maxFrames: max, mins: minsPerWf(), maxs: maxsPerWf(), errors: conns.filter((c) => c.error).slice(0, 3).map((c) => c.error) };
+      return {
+        tUs: nowUs(),
+        totalFrames,
+        sampledFrames,
+        sampledWrites,
+        conns: conns.length,
+        ended,
+        closed,
+        minFrames: conns.length ? min : 0,
+        maxFrames: max,
+        mins: minsPerWf(),
+        maxs: maxsPerWf(),
+        errors: conns
+          .filter((c) => c.error)
+          .slice(0, 3)
+          .map((c) => c.error),
+      };
     },
 
     histReset() {
@@ -231,7 +259,6 @@ serve(
     histGet() {
       return hist.summary();
     },
-
 
     progress(a: { on: boolean; intervalMs?: number }) {
       clearInterval(progressTimer);

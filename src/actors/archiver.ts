@@ -14,7 +14,11 @@ export class Archiver {
   private loop?: Promise<void>;
   private msgs?: { close(): Promise<void | Error> };
 
-  constructor(private readonly bus: Bus, private readonly store: Store, private readonly log: Logger) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {}
 
   async start(): Promise<void> {
     const consumer = await this.bus.js.consumers.get(STREAMS.events, CONSUMERS.archiver);
@@ -46,7 +50,16 @@ export class Archiver {
     for (const m of msgs) {
       try {
         const e = decodeEvent(m.data);
-        rows.push({ workflow_id: e.workflow_id, seq: e.seq, type: e.type, agent_id: e.agent_id, message: e.message, payload: e.payload, ts: new Date(e.timestamp), stream_id: e.stream_id });
+        rows.push({
+          workflow_id: e.workflow_id,
+          seq: e.seq,
+          type: e.type,
+          agent_id: e.agent_id,
+          message: e.message,
+          payload: e.payload,
+          ts: new Date(e.timestamp),
+          stream_id: e.stream_id,
+        });
       } catch (err) {
         this.log.error({ err, subject: m.subject }, 'undecodable event; not archived');
       }

@@ -146,7 +146,9 @@ export class WorkflowContext {
     };
     // After a lost publish, later ones would be stored past a missing seq: send nothing more.
     if (this.desync) return ev;
-    const p = this.published(this.deps.publisher.publish(subjects.events(this.workflowId), encodeEvent(ev), this.publishOptions(msgIdOf(this.workflowId, seq))));
+    const p = this.published(
+      this.deps.publisher.publish(subjects.events(this.workflowId), encodeEvent(ev), this.publishOptions(msgIdOf(this.workflowId, seq))),
+    );
     p.catch(() => {}); // surfaced by flush()
     this.pending.push(p);
     return ev;
@@ -192,7 +194,9 @@ export class WorkflowContext {
     const entry: JournalEntry<T> = { result, seqAfter: this.seq, at: new Date().toISOString() };
     // A KV put is a publish to the bucket's subject; the pipelined publisher avoids a full
     // request round-trip object per put on this hot path.
-    await this.published(this.deps.publisher.publish(`$KV.${BUCKETS.journal}.${kvKeys.journal(this.workflowId, name)}`, enc.encode(JSON.stringify(entry)), this.publishOptions()));
+    await this.published(
+      this.deps.publisher.publish(`$KV.${BUCKETS.journal}.${kvKeys.journal(this.workflowId, name)}`, enc.encode(JSON.stringify(entry)), this.publishOptions()),
+    );
     this.journal.set(name, entry);
     return result;
   }

@@ -35,9 +35,16 @@ export async function updateControl(kv: KV, nc: NatsConnection, workflowId: stri
     const { state, revision } = await readControl(kv, workflowId);
     const next = { ...change(state), updated_at: new Date().toISOString() };
     const data = enc.encode(JSON.stringify(next));
-    const ok = revision === 0
-      ? await kv.create(kvKeys.control(workflowId), data).then(() => true, () => false)
-      : await kv.update(kvKeys.control(workflowId), data, revision).then(() => true, () => false);
+    const ok =
+      revision === 0
+        ? await kv.create(kvKeys.control(workflowId), data).then(
+            () => true,
+            () => false,
+          )
+        : await kv.update(kvKeys.control(workflowId), data, revision).then(
+            () => true,
+            () => false,
+          );
     if (ok) {
       nc.publish(subjects.workflowActor(workflowId), enc.encode(JSON.stringify({ control: next })));
       return next;

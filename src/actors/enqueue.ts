@@ -36,5 +36,9 @@ export async function enqueueStart(d: { bus: Bus; store: Store; log: Logger }, s
   });
   if (!withdrawn) return;
   d.log.warn({ err: cause, workflow_id: id }, 'submission refused: the task queue is unreachable');
-  throw unavailable('Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later', cause, REFUSED_RETRY_AFTER_SECONDS);
+  throw unavailable(
+    'Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later',
+    cause,
+    REFUSED_RETRY_AFTER_SECONDS,
+  );
 }

@@ -16,7 +16,15 @@ export const NOT_AVAILABLE_FIELDS = ['provider_override', 'skill', 'research_str
  * Keys of `context`: the deprecated fallbacks of the fields above, templates (`template_name`
  * is an alias of `template`) and template-only mode (`disable_ai: true` still called the LLM).
  */
-export const NOT_AVAILABLE_CONTEXT_KEYS = ['provider_override', 'skill', 'research_strategy', 'template', 'template_name', 'template_version', 'disable_ai'] as const;
+export const NOT_AVAILABLE_CONTEXT_KEYS = [
+  'provider_override',
+  'skill',
+  'research_strategy',
+  'template',
+  'template_name',
+  'template_version',
+  'disable_ai',
+] as const;
 
 const given = (v: unknown) => v !== undefined && v !== null && v !== '' && v !== false && v !== 0;
 

@@ -44,7 +44,20 @@ export class Reconciler {
   private async pass(): Promise<string[]> {
     const republished: string[] = [];
     try {
-      const rows = await this.store.sql<{ id: string; session_id: string; user_id: string | null; tenant_id: string | null; query: string; context: Record<string, unknown>; options: Record<string, unknown>; mode: string; trace_id: string | null; created_at: Date }[]>`
+      const rows = await this.store.sql<
+        {
+          id: string;
+          session_id: string;
+          user_id: string | null;
+          tenant_id: string | null;
+          query: string;
+          context: Record<string, unknown>;
+          options: Record<string, unknown>;
+          mode: string;
+          trace_id: string | null;
+          created_at: Date;
+        }[]
+      >`
         SELECT id, session_id, user_id, tenant_id, query, context, options, mode, trace_id, created_at FROM tasks
         WHERE status = 'TASK_STATUS_QUEUED' AND created_at < ${new Date(Date.now() - this.opts.graceMs)}
         ORDER BY created_at LIMIT 500`;

@@ -263,7 +263,9 @@ function fromJournal(journaled: { name: string; seqAfter: number; at: Date }[], 
 
   // Each journaled step claims the agent whose run completed (first) before its seqAfter.
   for (const d of drafts) {
-    const candidates = runs.filter((r) => !r.owner && r.completedSeq !== undefined && r.completedSeq <= d.seqAfter!).sort((a, b) => a.completedSeq! - b.completedSeq!);
+    const candidates = runs
+      .filter((r) => !r.owner && r.completedSeq !== undefined && r.completedSeq <= d.seqAfter!)
+      .sort((a, b) => a.completedSeq! - b.completedSeq!);
     if (!candidates.length) continue;
     const n = numberOf(d.name);
     const pick = candidates.find((r) => n !== undefined && numberOf(r.agent) === n) ?? candidates[0];
@@ -306,12 +308,13 @@ function fromJournal(journaled: { name: string; seqAfter: number; at: Date }[], 
   }
   if (trailing.length) {
     const has = (types: Set<string> | string) => trailing.some((e) => (typeof types === 'string' ? e.type === types : types.has(e.type)));
-    const name = has('WORKFLOW_STARTED') && !byStep.has('start')
-      ? 'start'
-      : has(FINISH_EVENTS) && !byStep.has('finish')
-        ? 'finish'
-        : (trailing.find((e) => e.type === 'ERROR_RECOVERY' && e.step)?.step ?? (open ? 'pending' : 'unfinished'));
-    drafts.push({ name, journaled: false, events: trailing, orderKey: trailing[0].seq, index: index++ });
+    const name =
+      has('WORKFLOW_STARTED') && !byStep.has('start')
+        ? 'start'
+        : has(FINISH_EVENTS) && !byStep.has('finish')
+          ? 'finish'
+          : (trailing.find((e) => e.type === 'ERROR_RECOVERY' && e.step)?.step ?? (open ? 'pending' : 'unfinished'));
+    drafts.push({ name, journaled: false, events: trailing, orderKey: trailing[0].seq, index });
   }
   drafts.forEach(sortEvents);
   return drafts;
@@ -322,7 +325,8 @@ function fromEvents(events: TimelineEvent[], runs: AgentRun[]): Draft[] {
   const drafts: Draft[] = [];
   let index = 0;
   const startIdx = events.findIndex((e) => e.type === 'WORKFLOW_STARTED');
-  const start: Draft | undefined = startIdx >= 0 ? { name: 'start', journaled: false, agent: ORCHESTRATOR, events: [], orderKey: events[startIdx].seq, index: index++ } : undefined;
+  const start: Draft | undefined =
+    startIdx >= 0 ? { name: 'start', journaled: false, agent: ORCHESTRATOR, events: [], orderKey: events[startIdx].seq, index: index++ } : undefined;
   if (start) drafts.push(start);
   for (const r of runs) {
     const named = r.events.find((e) => e.type === 'ERROR_RECOVERY' && e.step)?.step;
@@ -331,7 +335,8 @@ function fromEvents(events: TimelineEvent[], runs: AgentRun[]): Draft[] {
     drafts.push(d);
   }
   const finishSeq = events.find((e) => (!e.agentId || e.agentId === ORCHESTRATOR) && FINISH_EVENTS.has(e.type))?.seq;
-  const finish: Draft | undefined = finishSeq !== undefined ? { name: 'finish', journaled: false, agent: ORCHESTRATOR, events: [], orderKey: finishSeq, index: index++ } : undefined;
+  const finish: Draft | undefined =
+    finishSeq !== undefined ? { name: 'finish', journaled: false, agent: ORCHESTRATOR, events: [], orderKey: finishSeq, index: index++ } : undefined;
   if (finish) drafts.push(finish);
   const stepsByName = new Map(drafts.map((d) => [d.name, d]));
   for (const e of events) {
@@ -381,7 +386,8 @@ export async function readJournal(kv: KV, workflowId: string): Promise<Map<strin
       if (!e || e.operation !== 'PUT' || !e.value.length) return;
       try {
         const j = JSON.parse(dec.decode(e.value)) as Partial<JournalEntry>;
-        if (typeof j.seqAfter === 'number' && typeof j.at === 'string' && !Number.isNaN(Date.parse(j.at))) out.set(k.slice(workflowId.length + 1), { seqAfter: j.seqAfter, at: j.at });
+        if (typeof j.seqAfter === 'number' && typeof j.at === 'string' && !Number.isNaN(Date.parse(j.at)))
+          out.set(k.slice(workflowId.length + 1), { seqAfter: j.seqAfter, at: j.at });
       } catch {
         /* not a journal entry */
       }
@@ -398,6 +404,9 @@ export async function loadTimeline(
   deps: { journal: KV; events: (workflowId: string) => Promise<TimelineEvent[]> },
   task: Omit<TimelineInput, 'events' | 'journal'>,
 ): Promise<Timeline> {
-  const [events, journal] = await Promise.all([deps.events(task.workflowId), readJournal(deps.journal, task.workflowId).catch(() => new Map<string, JournalMark>())]);
+  const [events, journal] = await Promise.all([
+    deps.events(task.workflowId),
+    readJournal(deps.journal, task.workflowId).catch(() => new Map<string, JournalMark>()),
+  ]);
   return buildTimeline({ ...task, events, journal });
 }

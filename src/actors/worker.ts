@@ -55,7 +55,11 @@ class Controller {
   private wake?: () => void;
   private sub?: Subscription;
 
-  constructor(private readonly ctx: WorkflowContext, private readonly store: Store, private readonly taskId: string) {
+  constructor(
+    private readonly ctx: WorkflowContext,
+    private readonly store: Store,
+    private readonly taskId: string,
+  ) {
     ctx.beforeStep = () => this.gate();
     ctx.signal.addEventListener('abort', () => this.wake?.(), { once: true });
   }
@@ -115,7 +119,8 @@ function isTransientBusError(err: unknown): boolean {
   if (err instanceof BusDesync || err instanceof PublishError) return true;
   const e = err as { name?: string; message?: string; status?: number } | undefined;
   if (!e || typeof e !== 'object') return false;
-  if (e.name === 'TimeoutError' || e.name === 'RequestError' || e.name === 'ConnectionError' || e.name === 'ClosedConnectionError' || e.name === 'NoResponders') return true;
+  if (e.name === 'TimeoutError' || e.name === 'RequestError' || e.name === 'ConnectionError' || e.name === 'ClosedConnectionError' || e.name === 'NoResponders')
+    return true;
   return e.name === 'JetStreamApiError' && (e.status === 503 || e.status === 408);
 }
 
@@ -150,12 +155,15 @@ export class Worker {
   async start(): Promise<void> {
     const consumer = await this.bus.js.consumers.get(STREAMS.tasks, CONSUMERS.workers);
     this.messages = await consumer.consume({ max_messages: Math.min(this.opts.concurrency, 256) });
-    this.heartbeat = setInterval(() => {
-      for (const [id, a] of this.active) {
-        a.msg.working();
-        if (a.leaseRev) this.renewLease(id, a);
-      }
-    }, Math.max(200, Math.floor(this.opts.ackWaitMs / 3)));
+    this.heartbeat = setInterval(
+      () => {
+        for (const [id, a] of this.active) {
+          a.msg.working();
+          if (a.leaseRev) this.renewLease(id, a);
+        }
+      },
+      Math.max(200, Math.floor(this.opts.ackWaitMs / 3)),
+    );
     this.loop = (async () => {
       for await (const m of this.messages!) {
         if (this.stopping) {
@@ -279,7 +287,13 @@ export class Worker {
 
   private async runLeased(task: TaskStart, entry: Active): Promise<void> {
     const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
-    const ctx = new WorkflowContext(task.task_id, { publisher: this.bus.events, jsm: this.bus.jsm, journal: this.bus.kv.journal, log, deadline: this.deadlineOf(task) });
+    const ctx = new WorkflowContext(task.task_id, {
+      publisher: this.bus.events,
+      jsm: this.bus.jsm,
+      journal: this.bus.kv.journal,
+      log,
+      deadline: this.deadlineOf(task),
+    });
     entry.ctx = ctx;
     const first = entry.msg;
     log.debug({ delivery: first.info.deliveryCount }, 'workflow actor activated');
@@ -386,23 +400,32 @@ export class Worker {
 
   /** Terminal state: written once to Postgres, then the final events. */
   private async finish(ctx: WorkflowContext, task: TaskStart, outcome: TaskOutcome): Promise<void> {
-    await ctx.step('finish', async () => {
-      await this.store.finishTask(task.task_id, outcome, new Date());
-      if (outcome.status === 'TASK_STATUS_COMPLETED') {
-        ctx.emit('WORKFLOW_COMPLETED', 'orchestrator', 'Workflow completed', {
-          result: outcome.result ?? '',
-          usage: { total_tokens: outcome.totalTokens ?? 0, input_tokens: outcome.inputTokens ?? 0, output_tokens: outcome.outputTokens ?? 0, cost_usd: outcome.costUsd ?? 0 },
-          model_used: outcome.modelUsed,
-          provider: outcome.provider,
-        });
-      } else if (outcome.status === 'TASK_STATUS_CANCELLED') {
-        ctx.emit('WORKFLOW_CANCELLED', 'orchestrator', 'Workflow cancelled', { reason: outcome.error ?? '' });
-      } else {
-        ctx.emit('ERROR_OCCURRED', 'orchestrator', outcome.error ?? 'workflow failed', { status: outcome.status });
-      }
-      ctx.emit('STREAM_END', 'orchestrator', 'Stream ended', { status: outcome.status });
-      return { status: outcome.status };
-    }, { evenIfAborted: true });
+    await ctx.step(
+      'finish',
+      async () => {
+        await this.store.finishTask(task.task_id, outcome, new Date());
+        if (outcome.status === 'TASK_STATUS_COMPLETED') {
+          ctx.emit('WORKFLOW_COMPLETED', 'orchestrator', 'Workflow completed', {
+            result: outcome.result ?? '',
+            usage: {
+              total_tokens: outcome.totalTokens ?? 0,
+              input_tokens: outcome.inputTokens ?? 0,
+              output_tokens: outcome.outputTokens ?? 0,
+              cost_usd: outcome.costUsd ?? 0,
+            },
+            model_used: outcome.modelUsed,
+            provider: outcome.provider,
+          });
+        } else if (outcome.status === 'TASK_STATUS_CANCELLED') {
+          ctx.emit('WORKFLOW_CANCELLED', 'orchestrator', 'Workflow cancelled', { reason: outcome.error ?? '' });
+        } else {
+          ctx.emit('ERROR_OCCURRED', 'orchestrator', outcome.error ?? 'workflow failed', { status: outcome.status });
+        }
+        ctx.emit('STREAM_END', 'orchestrator', 'Stream ended', { status: outcome.status });
+        return { status: outcome.status };
+      },
+      { evenIfAborted: true },
+    );
   }
 
   /** Stops taking work; running actors stop at their next checkpoint and are handed back. */

@@ -57,7 +57,7 @@ interface AgentOutput {
   usage: LlmResult['usage'];
 }
 
-const DEFAULT_SYSTEM = 'You are a helpful, precise assistant. Answer the user\'s request directly.';
+const DEFAULT_SYSTEM = "You are a helpful, precise assistant. Answer the user's request directly.";
 
 export function systemPrompt(t: Pick<TaskStart, 'context'>): string {
   const ctx = t.context;
@@ -125,10 +125,25 @@ async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
     const info = { total: win.total, kept: win.messages.length, dropped: win.dropped, window: w.window, preset: w.preset };
     if (!win.toCompress) return { messages: win.messages, info, summaryUsage: undefined as AgentOutput | undefined };
     const target = Math.max(1, Math.floor(w.targetRatio * w.window) - win.messages.length);
-    ctx.emit('PROGRESS', 'orchestrator', `Compressing ${win.toCompress.length} earlier messages of the session`, { stage: 'history_compression', messages: win.toCompress.length });
-    const r = await deps.llm.complete({ messages: summaryPrompt(win.toCompress, target), tier: 'small', maxTokens: Math.min(deps.maxTokens, 1024), temperature: 0.2, signal: ctx.signal });
+    ctx.emit('PROGRESS', 'orchestrator', `Compressing ${win.toCompress.length} earlier messages of the session`, {
+      stage: 'history_compression',
+      messages: win.toCompress.length,
+    });
+    const r = await deps.llm.complete({
+      messages: summaryPrompt(win.toCompress, target),
+      tier: 'small',
+      maxTokens: Math.min(deps.maxTokens, 1024),
+      temperature: 0.2,
+      signal: ctx.signal,
+    });
     const messages = withSummary(win, w, r.text);
-    const record = { summary: r.text, compressed_messages: win.toCompress.length, upto_task_id: turns.at(-1)?.task_id, at: new Date().toISOString(), model: r.model };
+    const record = {
+      summary: r.text,
+      compressed_messages: win.toCompress.length,
+      upto_task_id: turns.at(-1)?.task_id,
+      at: new Date().toISOString(),
+      model: r.model,
+    };
     await deps.store.sql`UPDATE sessions SET context = context || ${deps.store.sql.json({ history_summary: record })}, updated_at = now()
       WHERE (id::text = ${t.session_id} OR external_id = ${t.session_id}) AND user_id IS NOT DISTINCT FROM ${t.user_id ?? null}::uuid`;
     return {
@@ -153,7 +168,10 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
   } else {
     const plan = await ctx.step('plan', async () => {
       const r = await runAgent(ctx, deps, t, 'planner', [
-        { role: 'system', content: 'Decompose the user request into 2 to 4 independent subtasks. Respond with a JSON array of subtasks: [{"id","description"}].' },
+        {
+          role: 'system',
+          content: 'Decompose the user request into 2 to 4 independent subtasks. Respond with a JSON array of subtasks: [{"id","description"}].',
+        },
         ...past,
         { role: 'user', content: t.query },
       ]);

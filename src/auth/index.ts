@@ -76,7 +76,11 @@ export class AuthService implements Authenticator {
   /** A hash of a random password, verified against when the email is unknown (same timing). */
   private dummyHash?: Promise<string>;
 
-  constructor(private readonly sql: Sql, private readonly opts: AuthOptions, private readonly log: Logger) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly opts: AuthOptions,
+    private readonly log: Logger,
+  ) {
     this.secret = new TextEncoder().encode(opts.jwtSecret);
   }
 
@@ -175,7 +179,18 @@ export class AuthService implements Authenticator {
   }
 
   async listApiKeys(p: Principal) {
-    const rows = await this.sql<{ id: string; name: string; prefix: string; is_default: boolean; created_at: Date; last_used_at: Date | null; expires_at: Date | null; revoked_at: Date | null }[]>`
+    const rows = await this.sql<
+      {
+        id: string;
+        name: string;
+        prefix: string;
+        is_default: boolean;
+        created_at: Date;
+        last_used_at: Date | null;
+        expires_at: Date | null;
+        revoked_at: Date | null;
+      }[]
+    >`
       SELECT id, name, prefix, is_default, created_at, last_used_at, expires_at, revoked_at FROM api_keys
       WHERE user_id = ${p.userId!}::uuid AND revoked_at IS NULL ORDER BY created_at DESC`;
     const keys = rows.map((r) => ({
@@ -274,7 +289,13 @@ export class AuthService implements Authenticator {
       if (replaces) await tx`UPDATE refresh_tokens SET revoked_at = now(), replaced_by = ${jti}::uuid WHERE id = ${replaces}::uuid`;
       await tx`INSERT INTO refresh_tokens (id, user_id, family_id, expires_at) VALUES (${jti}, ${user.id}, ${familyId}, ${expiresAt})`;
     });
-    return { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: this.opts.accessTtlSeconds, refresh_expires_in: this.opts.refreshTtlSeconds };
+    return {
+      access_token: access,
+      refresh_token: refresh,
+      token_type: 'Bearer',
+      expires_in: this.opts.accessTtlSeconds,
+      refresh_expires_in: this.opts.refreshTtlSeconds,
+    };
   }
 
   private async verifyJwt(token: string, typ: 'access' | 'refresh') {
@@ -289,4 +310,3 @@ export class AuthService implements Authenticator {
     }
   }
 }
-

@@ -56,7 +56,15 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
   // noAsyncTraces: no stack captured per request (every JetStream publish/ack is one).
   // reconnectTimeWait: a restarted local server is back within a few hundred ms; the
   // reconnect jitter keeps a fleet from arriving at once.
-  const nc = await connect({ servers: opts.url, name: opts.name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, maxPingOut: 2, noAsyncTraces: true });
+  const nc = await connect({
+    servers: opts.url,
+    name: opts.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    pingInterval: 10_000,
+    maxPingOut: 2,
+    noAsyncTraces: true,
+  });
   let connected = true;
   const reconnectHooks = new Set<() => void>();
   void (async () => {

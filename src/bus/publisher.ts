@@ -75,7 +75,10 @@ export class PipelinedPublisher {
   private readonly ackTimeoutMs: number;
   private readonly deadlineMs: number;
 
-  constructor(private readonly nc: NatsConnection, opts: PublisherOptions = {}) {
+  constructor(
+    private readonly nc: NatsConnection,
+    opts: PublisherOptions = {},
+  ) {
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 2000;
     this.deadlineMs = opts.deadlineMs ?? 5000;
     this.prefix = `${createInbox()}.`;
@@ -181,7 +184,13 @@ export class PipelinedPublisher {
     for (const [id, p] of this.pending) {
       if (now > p.deadline || lost?.has(p.subject)) {
         (lost ??= new Set()).add(p.subject);
-        this.fail(id, p, new PublishError(this.up ? 'JetStream did not acknowledge the message before its deadline' : 'NATS connection lost; the message was not stored before its deadline'));
+        this.fail(
+          id,
+          p,
+          new PublishError(
+            this.up ? 'JetStream did not acknowledge the message before its deadline' : 'NATS connection lost; the message was not stored before its deadline',
+          ),
+        );
         continue;
       }
       if (!this.up) continue;

@@ -22,7 +22,10 @@ const DEFAULT_URL = 'http://localhost:8080';
 const REQUEST_TIMEOUT_MS = 30_000;
 
 class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -158,7 +161,9 @@ async function send(conn: Conn, path: string, init: RequestInit = {}): Promise<R
     const e = err as Error & { cause?: { code?: string; message?: string } };
     if (e.name === 'TimeoutError') throw new CliError(`${conn.url} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
     const why = e.cause?.code ?? e.cause?.message ?? e.message;
-    throw new CliError(`cannot reach the gateway at ${conn.url} (${why}). Is the service running (taskorch start)? Use --url or TASKORCH_URL for another address.`);
+    throw new CliError(
+      `cannot reach the gateway at ${conn.url} (${why}). Is the service running (taskorch start)? Use --url or TASKORCH_URL for another address.`,
+    );
   }
 }
 
@@ -197,8 +202,14 @@ const colorOn = process.stderr.isTTY === true && process.stderr.hasColors?.() ==
 const paint = (code: string, s: string) => (colorOn ? `\x1b[${code}m${s}\x1b[0m` : s);
 
 /** TASK_STATUS_COMPLETED -> completed */
-const statusWord = (s: unknown) => String(s ?? 'unknown').replace(/^TASK_STATUS_/, '').toLowerCase();
-const modeWord = (s: unknown) => String(s ?? '').replace(/^EXECUTION_MODE_/, '').toLowerCase();
+const statusWord = (s: unknown) =>
+  String(s ?? 'unknown')
+    .replace(/^TASK_STATUS_/, '')
+    .toLowerCase();
+const modeWord = (s: unknown) =>
+  String(s ?? '')
+    .replace(/^EXECUTION_MODE_/, '')
+    .toLowerCase();
 
 function usageText(u: any): string {
   if (!u || typeof u !== 'object') return '';
@@ -270,7 +281,8 @@ function positiveInt(name: string, v: string | undefined): number | undefined {
 }
 
 function oneTaskId(command: string, positionals: string[]): string {
-  if (positionals.length !== 1 || !positionals[0].trim()) throw new CliError(`${command} needs exactly one task id: taskorch ${command} <task_id> (see taskorch ${command} --help)`, 2);
+  if (positionals.length !== 1 || !positionals[0].trim())
+    throw new CliError(`${command} needs exactly one task id: taskorch ${command} <task_id> (see taskorch ${command} --help)`, 2);
   return positionals[0].trim();
 }
 
@@ -284,7 +296,8 @@ async function cmdStart(args: string[]): Promise<number | 'running'> {
   const { values, positionals } = parse('start', args, { port: { type: 'string' }, 'data-dir': { type: 'string' } });
   if (values.help) return (out(HELP.start), 0);
   if (positionals.length) throw new CliError('start takes no arguments (see taskorch start --help)', 2);
-  if (values.url || values['api-key']) throw new CliError('--url and --api-key are for the client commands; start is configured by environment variables (see taskorch start --help)', 2);
+  if (values.url || values['api-key'])
+    throw new CliError('--url and --api-key are for the client commands; start is configured by environment variables (see taskorch start --help)', 2);
   // The service reads its configuration from the environment (src/config/index.ts).
   if (values.port !== undefined) process.env.GATEWAY_PORT = String(positiveInt('port', values.port));
   if (values['data-dir'] !== undefined) process.env.DATA_DIR = values['data-dir'];
@@ -437,7 +450,9 @@ async function cmdSubmit(args: string[]): Promise<number> {
   const final = task.status ?? endStatus;
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   if (!values.json) {
-    const details = [task.model_used ? `${task.model_used}${task.provider ? ` (${task.provider})` : ''}` : '', usageText(task.usage), `${secs} s`].filter(Boolean).join(', ');
+    const details = [task.model_used ? `${task.model_used}${task.provider ? ` (${task.provider})` : ''}` : '', usageText(task.usage), `${secs} s`]
+      .filter(Boolean)
+      .join(', ');
     if (final === 'TASK_STATUS_COMPLETED') err(paint('32', `✓ ${statusWord(final)}`) + paint('2', ` · task ${taskId} · ${details}`) + '\n');
     else err(paint('31', `✗ ${statusWord(final)}`) + paint('2', ` · task ${taskId}${task.error ? ` · ${task.error}` : ''}`) + '\n');
   }
@@ -484,7 +499,14 @@ async function cmdList(args: string[]): Promise<number> {
   const offset = positiveInt('offset', values.offset);
   if (limit !== undefined) q.set('limit', String(limit));
   if (offset !== undefined) q.set('offset', String(offset));
-  if (values.status) q.set('status', values.status.trim().toUpperCase().replace(/^TASK_STATUS_/, ''));
+  if (values.status)
+    q.set(
+      'status',
+      values.status
+        .trim()
+        .toUpperCase()
+        .replace(/^TASK_STATUS_/, ''),
+    );
   if (values.session) q.set('session_id', values.session);
   const { body } = await call(conn, 'GET', `/api/v1/tasks${q.size ? `?${q}` : ''}`, 'list');
   if (values.json) return (out(`${JSON.stringify(body, null, 2)}\n`), 0);
@@ -496,7 +518,9 @@ async function cmdList(args: string[]): Promise<number> {
   const rows = tasks.map((t) => [
     String(t.task_id),
     statusWord(t.status),
-    String(t.created_at ?? '').replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+    String(t.created_at ?? '')
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, 'Z'),
     String(t.query ?? '').replace(/\s+/g, ' '),
   ]);
   const w = [0, 1, 2].map((i) => Math.max(['TASK ID', 'STATUS', 'CREATED'][i].length, ...rows.map((r) => r[i].length)));
@@ -518,7 +542,13 @@ async function cmdCancel(args: string[]): Promise<number> {
   if (values.help) return (out(HELP.cancel), 0);
   const id = oneTaskId('cancel', positionals);
   const conn = connOf(values);
-  const { body } = await call(conn, 'POST', `/api/v1/tasks/${encodeURIComponent(id)}/cancel`, `cancel ${id}`, values.reason ? { reason: values.reason } : undefined);
+  const { body } = await call(
+    conn,
+    'POST',
+    `/api/v1/tasks/${encodeURIComponent(id)}/cancel`,
+    `cancel ${id}`,
+    values.reason ? { reason: values.reason } : undefined,
+  );
   if (values.json) out(`${JSON.stringify(body, null, 2)}\n`);
   else out(`${body.message || 'cancellation requested'} (task ${body.task_id ?? id})\n`);
   return body.success === false ? 1 : 0;

@@ -160,9 +160,21 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
   it('are the budgets, cache, tool rates, tool and queue switches, agent timeout and feature-flag file', () => {
     expect(names.sort()).toEqual(
       [
-        'MAX_TOKENS_PER_REQUEST', 'MAX_COST_PER_REQUEST', 'TOKEN_BUDGET_PER_AGENT', 'TOKEN_BUDGET_PER_TASK', 'LLM_DISABLE_BUDGETS',
-        'ENABLE_CACHE', 'CACHE_SIMILARITY_THRESHOLD', 'WEB_SEARCH_RATE_LIMIT', 'CALCULATOR_RATE_LIMIT', 'PYTHON_EXECUTOR_RATE_LIMIT',
-        'TOOL_PARALLELISM', 'ENABLE_TOOL_SELECTION', 'PRIORITY_QUEUES', 'AGENT_TIMEOUT_SECONDS', 'CONFIG_PATH',
+        'MAX_TOKENS_PER_REQUEST',
+        'MAX_COST_PER_REQUEST',
+        'TOKEN_BUDGET_PER_AGENT',
+        'TOKEN_BUDGET_PER_TASK',
+        'LLM_DISABLE_BUDGETS',
+        'ENABLE_CACHE',
+        'CACHE_SIMILARITY_THRESHOLD',
+        'WEB_SEARCH_RATE_LIMIT',
+        'CALCULATOR_RATE_LIMIT',
+        'PYTHON_EXECUTOR_RATE_LIMIT',
+        'TOOL_PARALLELISM',
+        'ENABLE_TOOL_SELECTION',
+        'PRIORITY_QUEUES',
+        'AGENT_TIMEOUT_SECONDS',
+        'CONFIG_PATH',
       ].sort(),
     );
   });

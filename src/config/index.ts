@@ -11,7 +11,10 @@ export type Role = (typeof ROLES)[number];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
-  constructor(readonly variable: string, reason: string) {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
     super(`invalid configuration: ${variable}: ${reason}`);
   }
 }
@@ -63,9 +66,13 @@ function syncInterval(env: Env): string | undefined {
   const v = optStr(env, 'NATS_SYNC_INTERVAL')?.trim();
   if (v === undefined) return undefined;
   if (!unset(env.NATS_URL)) {
-    throw new ConfigError('NATS_SYNC_INTERVAL', "applies only to the embedded nats-server (NATS_URL unset); set sync_interval in your own server's jetstream block instead");
+    throw new ConfigError(
+      'NATS_SYNC_INTERVAL',
+      "applies only to the embedded nats-server (NATS_URL unset); set sync_interval in your own server's jetstream block instead",
+    );
   }
-  if (v !== 'always' && !/^\d+(ms|s|m|h)$/.test(v)) throw new ConfigError('NATS_SYNC_INTERVAL', `must be "always" or a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
+  if (v !== 'always' && !/^\d+(ms|s|m|h)$/.test(v))
+    throw new ConfigError('NATS_SYNC_INTERVAL', `must be "always" or a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -108,7 +115,10 @@ export function loadConfig(env: Env = process.env) {
   const environment = oneOf(env, 'ENVIRONMENT', 'dev', ['dev', 'staging', 'prod'] as const);
   const rolesRaw = str(env, 'ROLES', 'all');
   const roles = new Set<Role>();
-  for (const r of rolesRaw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const r of rolesRaw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (r === 'all') ROLES.forEach((x) => roles.add(x));
     else if ((ROLES as readonly string[]).includes(r)) roles.add(r as Role);
     else throw new ConfigError('ROLES', `unknown role ${JSON.stringify(r)}; known: all, ${ROLES.join(', ')}`);
@@ -122,7 +132,10 @@ export function loadConfig(env: Env = process.env) {
   if (provider === 'openai' && !llmBaseUrl && !llmApiKey) {
     throw new ConfigError('LLM_PROVIDER', 'openai needs LLM_BASE_URL (a compatible server) or LLM_API_KEY (api.openai.com)');
   }
-  const corsOrigins = str(env, 'CORS_ALLOWED_ORIGINS', '').split(',').map((s) => s.trim()).filter(Boolean);
+  const corsOrigins = str(env, 'CORS_ALLOWED_ORIGINS', '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
   const cfg = {
     environment,

@@ -8,63 +8,63 @@
  * listens. `stop()` sends SIGTERM (JetStream flushes and shuts down cleanly), and SIGKILL
  * if the process has not exited 5 s later.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { accessSync, constants as fsConstants, statSync } from 'node:fs'
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { connect as netConnect } from 'node:net'
-import { delimiter, join, resolve } from 'node:path'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect as netConnect } from 'node:net';
+import { delimiter, join, resolve } from 'node:path';
 
 export const NATS_SERVER_NOT_FOUND_MESSAGE =
-  'nats-server not found: install it with `apt-get install nats-server` (Debian/Ubuntu) or put the binary on PATH, or set NATS_URL to an existing server with JetStream'
+  'nats-server not found: install it with `apt-get install nats-server` (Debian/Ubuntu) or put the binary on PATH, or set NATS_URL to an existing server with JetStream';
 
 /** Default maximum message payload (nats-server's own default is 1 MB). */
-export const DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024
+export const DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024;
 
-const START_TIMEOUT_MS = 10_000
-const STOP_GRACE_MS = 5_000
-const STDERR_KEEP_BYTES = 16 * 1024
+const START_TIMEOUT_MS = 10_000;
+const STOP_GRACE_MS = 5_000;
+const STDERR_KEEP_BYTES = 16 * 1024;
 
 export interface NatsServerLogger {
-  info: (...args: any[]) => void
-  warn: (...args: any[]) => void
+  info: (...args: any[]) => void;
+  warn: (...args: any[]) => void;
 }
 
 export interface StartNatsServerOptions {
   /** Directory for the config file, the ports file and JetStream storage. Created if missing. */
-  storeDir: string
+  storeDir: string;
   /** Client port. Default 0: a free port chosen by the server. */
-  port?: number
+  port?: number;
   /** Interface to listen on. Default 127.0.0.1. */
-  host?: string
+  host?: string;
   /** Path of the nats-server binary. Default: see findNatsServerBinary(). */
-  binary?: string
+  binary?: string;
   /** Maximum message payload in bytes. Default DEFAULT_MAX_PAYLOAD (8 MB). */
-  maxPayload?: number
+  maxPayload?: number;
   /**
    * JetStream `sync_interval` (`always` or a duration): when acknowledged messages are
    * fsynced. Needs nats-server >= 2.10; asking for it on an older server is an error.
    */
-  syncInterval?: string
-  logger?: NatsServerLogger
+  syncInterval?: string;
+  logger?: NatsServerLogger;
 }
 
 export interface NatsServerHandle {
   /** `nats://<host>:<port>` */
-  url: string
-  port: number
-  pid: number
+  url: string;
+  port: number;
+  pid: number;
   /** Settles when the process exits, for whatever reason (the exit code, or the signal). */
-  exited: Promise<number | string>
-  stop(): Promise<void>
+  exited: Promise<number | string>;
+  stop(): Promise<void>;
 }
 
 function isExecutableFile(path: string): boolean {
   try {
-    if (!statSync(path).isFile()) return false
-    accessSync(path, fsConstants.X_OK)
-    return true
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, fsConstants.X_OK);
+    return true;
   } catch {
-    return false
+    return false;
   }
 }
 
@@ -74,30 +74,30 @@ function isExecutableFile(path: string): boolean {
  * on every user's PATH).
  */
 export function findNatsServerBinary(): string | undefined {
-  const fromEnv = process.env.NATS_SERVER_BIN
-  if (fromEnv) return isExecutableFile(fromEnv) ? resolve(fromEnv) : undefined
-  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/bin', '/usr/local/bin']
+  const fromEnv = process.env.NATS_SERVER_BIN;
+  if (fromEnv) return isExecutableFile(fromEnv) ? resolve(fromEnv) : undefined;
+  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/bin', '/usr/local/bin'];
   for (const dir of dirs) {
-    const candidate = join(dir, 'nats-server')
-    if (isExecutableFile(candidate)) return candidate
+    const candidate = join(dir, 'nats-server');
+    if (isExecutableFile(candidate)) return candidate;
   }
-  return undefined
+  return undefined;
 }
 
 function resolveBinary(explicit: string | undefined): string {
   if (explicit) {
     if (!isExecutableFile(explicit)) {
-      throw new Error(`nats-server binary ${JSON.stringify(explicit)} is not an executable file. ${NATS_SERVER_NOT_FOUND_MESSAGE}`)
+      throw new Error(`nats-server binary ${JSON.stringify(explicit)} is not an executable file. ${NATS_SERVER_NOT_FOUND_MESSAGE}`);
     }
-    return explicit
+    return explicit;
   }
-  const fromEnv = process.env.NATS_SERVER_BIN
+  const fromEnv = process.env.NATS_SERVER_BIN;
   if (fromEnv && !isExecutableFile(fromEnv)) {
-    throw new Error(`NATS_SERVER_BIN=${JSON.stringify(fromEnv)} is not an executable file. ${NATS_SERVER_NOT_FOUND_MESSAGE}`)
+    throw new Error(`NATS_SERVER_BIN=${JSON.stringify(fromEnv)} is not an executable file. ${NATS_SERVER_NOT_FOUND_MESSAGE}`);
   }
-  const found = findNatsServerBinary()
-  if (!found) throw new Error(NATS_SERVER_NOT_FOUND_MESSAGE)
-  return found
+  const found = findNatsServerBinary();
+  if (!found) throw new Error(NATS_SERVER_NOT_FOUND_MESSAGE);
+  return found;
 }
 
 function renderConfig(o: { host: string; port: number; storeDir: string; portsDir: string; maxPayload: number; syncInterval?: string }): string {
@@ -111,137 +111,137 @@ function renderConfig(o: { host: string; port: number; storeDir: string; portsDi
     ...(o.syncInterval ? [`  sync_interval: ${JSON.stringify(o.syncInterval)}`] : []),
     `}`,
     '',
-  ].join('\n')
+  ].join('\n');
 }
 
 /** The server's version as [major, minor, patch], from `nats-server --version`. */
 export function natsServerVersion(binary: string): [number, number, number] | undefined {
   try {
-    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 5000 })
-    const m = /v(\d+)\.(\d+)\.(\d+)/.exec(out)
-    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined
+    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 5000 });
+    const m = /v(\d+)\.(\d+)\.(\d+)/.exec(out);
+    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
   } catch {
-    return undefined
+    return undefined;
   }
 }
 
 /** sync_interval arrived in nats-server 2.10. */
 export function supportsSyncInterval(v: [number, number, number] | undefined): boolean {
-  return !!v && (v[0] > 2 || (v[0] === 2 && v[1] >= 10))
+  return !!v && (v[0] > 2 || (v[0] === 2 && v[1] >= 10));
 }
 
 /** Reads `<name>_<pid>.ports` ({"nats":["nats://host:port"], ...}) if it exists and parses. */
 async function readPortsFile(portsDir: string, pid: number): Promise<number | undefined> {
-  let names: string[]
+  let names: string[];
   try {
-    names = await readdir(portsDir)
+    names = await readdir(portsDir);
   } catch {
-    return undefined
+    return undefined;
   }
-  const name = names.find((n) => n.endsWith(`_${pid}.ports`))
-  if (!name) return undefined
+  const name = names.find((n) => n.endsWith(`_${pid}.ports`));
+  if (!name) return undefined;
   try {
-    const info = JSON.parse(await readFile(join(portsDir, name), 'utf8')) as { nats?: string[] }
-    const first = info.nats?.[0]
-    if (!first) return undefined
-    const port = Number(new URL(first).port)
-    return Number.isInteger(port) && port > 0 ? port : undefined
+    const info = JSON.parse(await readFile(join(portsDir, name), 'utf8')) as { nats?: string[] };
+    const first = info.nats?.[0];
+    if (!first) return undefined;
+    const port = Number(new URL(first).port);
+    return Number.isInteger(port) && port > 0 ? port : undefined;
   } catch {
-    return undefined // written but not yet complete
+    return undefined; // written but not yet complete
   }
 }
 
 function canConnect(host: string, port: number): Promise<boolean> {
   return new Promise((done) => {
-    const socket = netConnect({ host, port })
+    const socket = netConnect({ host, port });
     const finish = (ok: boolean) => {
-      socket.destroy()
-      done(ok)
-    }
-    socket.setTimeout(1000, () => finish(false))
-    socket.once('connect', () => finish(true))
-    socket.once('error', () => finish(false))
-  })
+      socket.destroy();
+      done(ok);
+    };
+    socket.setTimeout(1000, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((done) => {
-    const timer = setTimeout(() => done(false), ms)
+    const timer = setTimeout(() => done(false), ms);
     child.once('exit', () => {
-      clearTimeout(timer)
-      done(true)
-    })
-  })
+      clearTimeout(timer);
+      done(true);
+    });
+  });
 }
 
 export async function startNatsServer(opts: StartNatsServerOptions): Promise<NatsServerHandle> {
-  const binary = resolveBinary(opts.binary)
-  const host = opts.host ?? '127.0.0.1'
-  const requestedPort = opts.port ?? 0
-  const storeDir = resolve(opts.storeDir)
-  const portsDir = join(storeDir, 'ports')
-  const configPath = join(storeDir, 'nats-server.conf')
-  const logger = opts.logger
+  const binary = resolveBinary(opts.binary);
+  const host = opts.host ?? '127.0.0.1';
+  const requestedPort = opts.port ?? 0;
+  const storeDir = resolve(opts.storeDir);
+  const portsDir = join(storeDir, 'ports');
+  const configPath = join(storeDir, 'nats-server.conf');
+  const logger = opts.logger;
 
   if (opts.syncInterval && !supportsSyncInterval(natsServerVersion(binary))) {
-    throw new Error(`nats-server at ${binary} does not support sync_interval (needs 2.10 or newer); unset NATS_SYNC_INTERVAL or upgrade nats-server`)
+    throw new Error(`nats-server at ${binary} does not support sync_interval (needs 2.10 or newer); unset NATS_SYNC_INTERVAL or upgrade nats-server`);
   }
-  await mkdir(portsDir, { recursive: true })
+  await mkdir(portsDir, { recursive: true });
   await writeFile(
     configPath,
     renderConfig({ host, port: requestedPort, storeDir, portsDir, maxPayload: opts.maxPayload ?? DEFAULT_MAX_PAYLOAD, syncInterval: opts.syncInterval }),
-  )
+  );
 
-  const child = spawn(binary, ['-c', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(binary, ['-c', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
   // nats-server logs to stderr; keep the tail for error reports, never let the pipe fill up.
-  let stderrTail = ''
-  child.stderr?.setEncoding('utf8')
+  let stderrTail = '';
+  child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
-    stderrTail = (stderrTail + chunk).slice(-STDERR_KEEP_BYTES)
-  })
-  let spawnError: Error | undefined
+    stderrTail = (stderrTail + chunk).slice(-STDERR_KEEP_BYTES);
+  });
+  let spawnError: Error | undefined;
   child.once('error', (err) => {
-    spawnError = err
-  })
+    spawnError = err;
+  });
 
   const fail = async (reason: string): Promise<never> => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await waitForExit(child, 2000)
+      child.kill('SIGKILL');
+      await waitForExit(child, 2000);
     }
-    if (stderrTail) logger?.warn({ stderr: stderrTail }, `nats-server output (${binary})`)
-    const tail = stderrTail.trim().split('\n').slice(-5).join('\n')
-    throw new Error(`nats-server failed to start: ${reason}${tail ? `\n${tail}` : ''}`)
-  }
+    if (stderrTail) logger?.warn({ stderr: stderrTail }, `nats-server output (${binary})`);
+    const tail = stderrTail.trim().split('\n').slice(-5).join('\n');
+    throw new Error(`nats-server failed to start: ${reason}${tail ? `\n${tail}` : ''}`);
+  };
 
-  const deadline = Date.now() + START_TIMEOUT_MS
-  let port: number | undefined
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let port: number | undefined;
   for (;;) {
-    if (spawnError) return fail(spawnError.message)
+    if (spawnError) return fail(spawnError.message);
     if (child.exitCode !== null || child.signalCode !== null) {
-      return fail(`exited with ${child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode}`)
+      return fail(`exited with ${child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode}`);
     }
     if (child.pid !== undefined) {
-      port ??= await readPortsFile(portsDir, child.pid)
-      if (port !== undefined && (await canConnect(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port))) break
+      port ??= await readPortsFile(portsDir, child.pid);
+      if (port !== undefined && (await canConnect(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port))) break;
     }
-    if (Date.now() > deadline) return fail(`not accepting connections after ${START_TIMEOUT_MS / 1000} s`)
-    await sleep(50)
+    if (Date.now() > deadline) return fail(`not accepting connections after ${START_TIMEOUT_MS / 1000} s`);
+    await sleep(50);
   }
 
-  const pid = child.pid!
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
-  const url = `nats://${urlHost}:${port}`
-  logger?.info({ url, pid, storeDir }, 'nats-server started')
+  const pid = child.pid!;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `nats://${urlHost}:${port}`;
+  logger?.info({ url, pid, storeDir }, 'nats-server started');
 
   const exited = new Promise<number | string>((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) done(child.exitCode ?? child.signalCode!)
-    else child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown'))
-  })
-  let stopping: Promise<void> | undefined
+    if (child.exitCode !== null || child.signalCode !== null) done(child.exitCode ?? child.signalCode!);
+    else child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown'));
+  });
+  let stopping: Promise<void> | undefined;
   return {
     url,
     port,
@@ -250,36 +250,36 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
     stop() {
       stopping ??= (async () => {
         if (child.exitCode === null && child.signalCode === null) {
-          child.kill('SIGTERM')
+          child.kill('SIGTERM');
           if (!(await waitForExit(child, STOP_GRACE_MS))) {
-            logger?.warn({ pid }, `nats-server did not exit ${STOP_GRACE_MS / 1000} s after SIGTERM; sending SIGKILL`)
-            child.kill('SIGKILL')
-            await waitForExit(child, STOP_GRACE_MS)
+            logger?.warn({ pid }, `nats-server did not exit ${STOP_GRACE_MS / 1000} s after SIGTERM; sending SIGKILL`);
+            child.kill('SIGKILL');
+            await waitForExit(child, STOP_GRACE_MS);
           }
         }
         // nats-server removes its ports file on a clean exit, not after SIGKILL.
-        const names = await readdir(portsDir).catch(() => [] as string[])
-        await Promise.all(names.filter((n) => n.endsWith(`_${pid}.ports`)).map((n) => rm(join(portsDir, n), { force: true })))
-      })()
-      return stopping
+        const names = await readdir(portsDir).catch(() => [] as string[]);
+        await Promise.all(names.filter((n) => n.endsWith(`_${pid}.ports`)).map((n) => rm(join(portsDir, n), { force: true })));
+      })();
+      return stopping;
     },
-  }
+  };
 }
 
 export interface SupervisedNatsServer {
   /** Stable across restarts: the same host and port. */
-  url: string
-  port: number
+  url: string;
+  port: number;
   /** The pid of the current process. */
-  readonly pid: number
+  readonly pid: number;
   /** False from an unexpected exit until the restarted server accepts connections. */
-  readonly running: boolean
-  readonly restarts: number
-  stop(): Promise<void>
+  readonly running: boolean;
+  readonly restarts: number;
+  stop(): Promise<void>;
 }
 
 export interface NatsSupervisorLogger extends NatsServerLogger {
-  error: (...args: any[]) => void
+  error: (...args: any[]) => void;
 }
 
 /**
@@ -288,91 +288,89 @@ export interface NatsSupervisorLogger extends NatsServerLogger {
  * streams, consumers and buckets from there), retrying with backoff (100 ms doubling to
  * 5 s) until it is up or stop() is called. Clients reconnect to the same URL on their own.
  */
-export async function startSupervisedNatsServer(
-  opts: StartNatsServerOptions & { logger: NatsSupervisorLogger },
-): Promise<SupervisedNatsServer> {
+export async function startSupervisedNatsServer(opts: StartNatsServerOptions & { logger: NatsSupervisorLogger }): Promise<SupervisedNatsServer> {
   // A parent killed with SIGKILL leaves its child running on the store: stop that one first
   // (two servers on one store directory would corrupt it).
-  const pidFile = join(resolve(opts.storeDir), 'nats-server.pid')
-  await stopOrphan(pidFile, opts.logger)
-  let current = await startNatsServer(opts)
-  await writeFile(pidFile, String(current.pid))
-  const port = current.port
-  const log = opts.logger
-  let stopped = false
-  let running = true
-  let restarts = 0
+  const pidFile = join(resolve(opts.storeDir), 'nats-server.pid');
+  await stopOrphan(pidFile, opts.logger);
+  let current = await startNatsServer(opts);
+  await writeFile(pidFile, String(current.pid));
+  const port = current.port;
+  const log = opts.logger;
+  let stopped = false;
+  let running = true;
+  let restarts = 0;
   const watch = (h: NatsServerHandle): void => {
     void h.exited.then(async (how) => {
-      if (stopped) return
-      running = false
-      log.error({ pid: h.pid, exit: how }, 'embedded nats-server exited unexpectedly; restarting it on the same store')
+      if (stopped) return;
+      running = false;
+      log.error({ pid: h.pid, exit: how }, 'embedded nats-server exited unexpectedly; restarting it on the same store');
       for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5000)) {
         try {
-          const next = await startNatsServer({ ...opts, port })
+          const next = await startNatsServer({ ...opts, port });
           if (stopped) {
-            await next.stop()
-            return
+            await next.stop();
+            return;
           }
-          current = next
-          running = true
-          restarts++
-          await writeFile(pidFile, String(next.pid)).catch(() => {})
-          log.warn({ pid: next.pid, restarts }, 'embedded nats-server restarted')
-          watch(next)
-          return
+          current = next;
+          running = true;
+          restarts++;
+          await writeFile(pidFile, String(next.pid)).catch(() => {});
+          log.warn({ pid: next.pid, restarts }, 'embedded nats-server restarted');
+          watch(next);
+          return;
         } catch (err) {
-          log.error({ err }, `embedded nats-server restart failed; retrying in ${delay} ms`)
-          await sleep(delay)
+          log.error({ err }, `embedded nats-server restart failed; retrying in ${delay} ms`);
+          await sleep(delay);
         }
       }
-    })
-  }
-  watch(current)
+    });
+  };
+  watch(current);
   return {
     url: current.url,
     port,
     get pid() {
-      return current.pid
+      return current.pid;
     },
     get running() {
-      return running
+      return running;
     },
     get restarts() {
-      return restarts
+      return restarts;
     },
     async stop() {
-      stopped = true
-      await current.stop()
-      await rm(pidFile, { force: true })
+      stopped = true;
+      await current.stop();
+      await rm(pidFile, { force: true });
     },
-  }
+  };
 }
 
 /** Stops a nats-server left running by a previous process of this service on the same store. */
 async function stopOrphan(pidFile: string, log: NatsServerLogger): Promise<void> {
-  const pid = Number(await readFile(pidFile, 'utf8').catch(() => ''))
-  if (!Number.isInteger(pid) || pid <= 0) return
-  const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
-  if (!cmd.includes('nats-server')) return
-  log.warn({ pid }, 'stopping a nats-server left running on this store by an earlier process')
+  const pid = Number(await readFile(pidFile, 'utf8').catch(() => ''));
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (!cmd.includes('nats-server')) return;
+  log.warn({ pid }, 'stopping a nats-server left running on this store by an earlier process');
   try {
-    process.kill(pid, 'SIGTERM')
+    process.kill(pid, 'SIGTERM');
   } catch {
-    return
+    return;
   }
   for (let i = 0; i < 50; i++) {
-    await sleep(100)
+    await sleep(100);
     try {
-      process.kill(pid, 0)
+      process.kill(pid, 0);
     } catch {
-      return
+      return;
     }
   }
   try {
-    process.kill(pid, 'SIGKILL')
+    process.kill(pid, 'SIGKILL');
   } catch {
     /* gone */
   }
-  await sleep(100)
+  await sleep(100);
 }

@@ -30,103 +30,103 @@
  * file `pglite.lock` holding the owner's pid guards it; a lock left by a dead process is
  * taken over.
  */
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /** Pool size to give the `postgres` driver for an embedded database (see above). */
-export const EMBEDDED_PG_MAX_CONNECTIONS = 1
+export const EMBEDDED_PG_MAX_CONNECTIONS = 1;
 
 /** TCP clients the socket server accepts at once (not the recommended pool size). */
-const SERVER_MAX_CONNECTIONS = 16
+const SERVER_MAX_CONNECTIONS = 16;
 
 export interface EmbeddedPostgresOptions {
   /** Data directory; created if missing, reused (persistent) if present. */
-  dataDir: string
+  dataDir: string;
   /** Interface to listen on. Default 127.0.0.1. */
-  host?: string
+  host?: string;
   /** TCP port. Default 0: a free port chosen by the OS. */
-  port?: number
+  port?: number;
 }
 
 export interface EmbeddedPostgres {
   /** `postgres://postgres@<host>:<port>/postgres`, no password, no TLS. */
-  url: string
-  stop(): Promise<void>
+  url: string;
+  stop(): Promise<void>;
 }
 
-const LOCK_FILE = 'pglite.lock'
+const LOCK_FILE = 'pglite.lock';
 
 function processAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0)
-    return true
+    process.kill(pid, 0);
+    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
 /** Takes the data directory's lock file; returns its release function. */
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const path = join(dataDir, LOCK_FILE)
+  const path = join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await writeFile(path, `${process.pid}\n`, { flag: 'wx' })
-      return () => rm(path, { force: true })
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx' });
+      return () => rm(path, { force: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const owner = Number((await readFile(path, 'utf8').catch(() => '')).trim())
+    const owner = Number((await readFile(path, 'utf8').catch(() => '')).trim());
     if (owner === process.pid || (owner > 0 && processAlive(owner))) {
-      throw new Error(`embedded database ${dataDir} is already open in process ${owner} (lock file ${path})`)
+      throw new Error(`embedded database ${dataDir} is already open in process ${owner} (lock file ${path})`);
     }
-    await rm(path, { force: true }) // stale: its owner is gone
+    await rm(path, { force: true }); // stale: its owner is gone
   }
-  throw new Error(`could not lock embedded database ${dataDir} (lock file ${path})`)
+  throw new Error(`could not lock embedded database ${dataDir} (lock file ${path})`);
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const dataDir = resolve(opts.dataDir)
-  const host = opts.host ?? '127.0.0.1'
-  await mkdir(dataDir, { recursive: true })
-  const unlock = await lockDataDir(dataDir)
+  const dataDir = resolve(opts.dataDir);
+  const host = opts.host ?? '127.0.0.1';
+  await mkdir(dataDir, { recursive: true });
+  const unlock = await lockDataDir(dataDir);
 
-  let db: PGlite | undefined
-  let server: PGLiteSocketServer
+  let db: PGlite | undefined;
+  let server: PGLiteSocketServer;
   try {
-    db = await PGlite.create({ dataDir })
+    db = await PGlite.create({ dataDir });
     server = new PGLiteSocketServer({
       db,
       host,
       port: opts.port ?? 0,
       maxConnections: SERVER_MAX_CONNECTIONS,
-    })
-    await server.start()
+    });
+    await server.start();
   } catch (err) {
-    await db?.close().catch(() => {})
-    await unlock()
-    throw err
+    await db?.close().catch(() => {});
+    await unlock();
+    throw err;
   }
-  const openDb = db
+  const openDb = db;
   // getServerConn() is "<host>:<port>" once listening (the OS-assigned port for port 0).
-  const conn = server.getServerConn()
-  const port = Number(conn.slice(conn.lastIndexOf(':') + 1))
-  const urlHost = host.includes(':') ? `[${host}]` : host
+  const conn = server.getServerConn();
+  const port = Number(conn.slice(conn.lastIndexOf(':') + 1));
+  const urlHost = host.includes(':') ? `[${host}]` : host;
 
-  let stopped: Promise<void> | undefined
+  let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres@${urlHost}:${port}/postgres`,
     stop() {
       stopped ??= (async () => {
         try {
-          await server.stop()
-          await openDb.close()
+          await server.stop();
+          await openDb.close();
         } finally {
-          await unlock()
+          await unlock();
         }
-      })()
-      return stopped
+      })();
+      return stopped;
     },
-  }
+  };
 }

@@ -65,7 +65,11 @@ export interface GatewayDeps {
 
 const validateSubmit = validator(TaskSubmitRequest);
 /** A Map: `model_tier: "constructor"` must not find a prototype member. */
-const TIER = new Map<string, ModelTier>([['small', ModelTier.SMALL], ['medium', ModelTier.MEDIUM], ['large', ModelTier.LARGE]]);
+const TIER = new Map<string, ModelTier>([
+  ['small', ModelTier.SMALL],
+  ['medium', ModelTier.MEDIUM],
+  ['large', ModelTier.LARGE],
+]);
 const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : undefined);
 const enc = new TextEncoder();
 const PENDING = '"__pending__"';
@@ -114,7 +118,12 @@ function summaryJson(t: TaskSummary) {
     created_at: iso(t.createdAt),
     completed_at: iso(t.completedAt) ?? null,
     total_token_usage: t.totalTokenUsage
-      ? { total_tokens: t.totalTokenUsage.totalTokens, cost_usd: t.totalTokenUsage.costUsd, prompt_tokens: t.totalTokenUsage.promptTokens, completion_tokens: t.totalTokenUsage.completionTokens }
+      ? {
+          total_tokens: t.totalTokenUsage.totalTokens,
+          cost_usd: t.totalTokenUsage.costUsd,
+          prompt_tokens: t.totalTokenUsage.promptTokens,
+          completion_tokens: t.totalTokenUsage.completionTokens,
+        }
       : null,
   };
 }
@@ -146,7 +155,10 @@ export class Gateway {
   private readonly limits: { perKey: Limit; burst: Limit };
   port = 0;
 
-  constructor(private readonly cfg: GatewayConfig, private readonly deps: GatewayDeps) {
+  constructor(
+    private readonly cfg: GatewayConfig,
+    private readonly deps: GatewayDeps,
+  ) {
     this.app = uWS.App();
     this.client = createClient(OrchestratorService, deps.transport);
     this.auth = createAuthenticator({ skipAuth: cfg.skipAuth, verifier: deps.authService });
@@ -164,11 +176,13 @@ export class Gateway {
   private routes(): void {
     const { app } = this;
     const ctx = { cors: this.cors, log: this.deps.log };
-    const authed = (h: (req: Req, p: Principal) => Promise<Reply> | Reply, o: { burst?: boolean } = {}) => async (req: Req) => {
-      const { p, headers } = await this.admit(req, o);
-      const r = await h(req, p);
-      return { ...r, headers: { ...headers, ...r.headers } };
-    };
+    const authed =
+      (h: (req: Req, p: Principal) => Promise<Reply> | Reply, o: { burst?: boolean } = {}) =>
+      async (req: Req) => {
+        const { p, headers } = await this.admit(req, o);
+        const r = await h(req, p);
+        return { ...r, headers: { ...headers, ...r.headers } };
+      };
 
     app.options('/*', (res, req) => {
       const origin = req.getHeader('origin');
@@ -180,15 +194,74 @@ export class Gateway {
     const openapi = JSON.stringify(buildOpenApi(this.cfg.version));
     route(app, 'get', '/openapi.json', () => ({ status: 200, raw: openapi, headers: { 'Content-Type': 'application/json' } }), ctx);
 
-    route(app, 'post', '/api/v1/tasks', authed((req, p) => this.submit(req, p, false)), ctx, { body: true });
-    route(app, 'post', '/api/v1/tasks/stream', authed((req, p) => this.submit(req, p, true)), ctx, { body: true });
-    route(app, 'get', '/api/v1/tasks', authed((req, p) => this.listTasks(req, p), { burst: true }), ctx);
-    route(app, 'get', '/api/v1/tasks/:id', authed((req, p) => this.getTask(req.params[0], p)), ctx);
-    route(app, 'get', '/api/v1/tasks/:id/events', authed((req, p) => this.taskEvents(req, p)), ctx);
-    route(app, 'post', '/api/v1/tasks/:id/cancel', authed((req, p) => this.control(req, p, 'cancel')), ctx, { body: true });
-    route(app, 'post', '/api/v1/tasks/:id/pause', authed((req, p) => this.control(req, p, 'pause')), ctx, { body: true });
-    route(app, 'post', '/api/v1/tasks/:id/resume', authed((req, p) => this.control(req, p, 'resume')), ctx, { body: true });
-    route(app, 'get', '/api/v1/tasks/:id/control-state', authed((req, p) => this.controlState(req.params[0], p)), ctx);
+    route(
+      app,
+      'post',
+      '/api/v1/tasks',
+      authed((req, p) => this.submit(req, p, false)),
+      ctx,
+      { body: true },
+    );
+    route(
+      app,
+      'post',
+      '/api/v1/tasks/stream',
+      authed((req, p) => this.submit(req, p, true)),
+      ctx,
+      { body: true },
+    );
+    route(
+      app,
+      'get',
+      '/api/v1/tasks',
+      authed((req, p) => this.listTasks(req, p), { burst: true }),
+      ctx,
+    );
+    route(
+      app,
+      'get',
+      '/api/v1/tasks/:id',
+      authed((req, p) => this.getTask(req.params[0], p)),
+      ctx,
+    );
+    route(
+      app,
+      'get',
+      '/api/v1/tasks/:id/events',
+      authed((req, p) => this.taskEvents(req, p)),
+      ctx,
+    );
+    route(
+      app,
+      'post',
+      '/api/v1/tasks/:id/cancel',
+      authed((req, p) => this.control(req, p, 'cancel')),
+      ctx,
+      { body: true },
+    );
+    route(
+      app,
+      'post',
+      '/api/v1/tasks/:id/pause',
+      authed((req, p) => this.control(req, p, 'pause')),
+      ctx,
+      { body: true },
+    );
+    route(
+      app,
+      'post',
+      '/api/v1/tasks/:id/resume',
+      authed((req, p) => this.control(req, p, 'resume')),
+      ctx,
+      { body: true },
+    );
+    route(
+      app,
+      'get',
+      '/api/v1/tasks/:id/control-state',
+      authed((req, p) => this.controlState(req.params[0], p)),
+      ctx,
+    );
 
     if (this.deps.authService) registerAuthRoutes(app, ctx, this.deps.authService, (req) => this.admit(req));
     if (this.deps.store) {
@@ -276,16 +349,25 @@ export class Gateway {
         ),
       ),
       timed(() => (this.deps.bus.connected ? this.deps.bus.nc.rtt() : Promise.reject(new Error('disconnected from NATS; reconnecting')))),
-      this.deps.store ? timed(() => this.deps.store!.ping()) : Promise.resolve({ ok: true, latency_ms: 0, error: 'not checked: no database connection in this process' }),
+      this.deps.store
+        ? timed(() => this.deps.store!.ping())
+        : Promise.resolve({ ok: true, latency_ms: 0, error: 'not checked: no database connection in this process' }),
     ]);
     const ok = orchestrator.ok && nats.ok && database.ok;
-    return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'not_ready', version: this.cfg.version, time: new Date().toISOString(), checks: { orchestrator, nats, database } } };
+    return {
+      status: ok ? 200 : 503,
+      body: { status: ok ? 'ready' : 'not_ready', version: this.cfg.version, time: new Date().toISOString(), checks: { orchestrator, nats, database } },
+    };
   }
 
   private async submit(req: Req, p: Principal, stream: boolean): Promise<Reply> {
     const idemKey = req.headers['idempotency-key'];
     if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) throw badRequest('Idempotency-Key must be 1 to 255 characters');
-    const kvKey = idemKey ? createHash('sha256').update(`${p.key}\0${stream ? 'stream' : 'task'}\0${idemKey}`).digest('hex') : undefined;
+    const kvKey = idemKey
+      ? createHash('sha256')
+          .update(`${p.key}\0${stream ? 'stream' : 'task'}\0${idemKey}`)
+          .digest('hex')
+      : undefined;
     if (kvKey) {
       const cached = await this.cachedReply(kvKey);
       if (cached) return cached;
@@ -311,7 +393,12 @@ export class Gateway {
     const notYet = notAvailableField(body, context);
     if (notYet) throw badRequest(notAvailableMessage(notYet));
     // Refuse at once rather than after timeouts: nothing can be queued without the bus.
-    if (!this.deps.bus.connected) throw unavailable('Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later', undefined, REFUSED_RETRY_AFTER_SECONDS);
+    if (!this.deps.bus.connected)
+      throw unavailable(
+        'Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later',
+        undefined,
+        REFUSED_RETRY_AFTER_SECONDS,
+      );
     if (kvKey) {
       // Claim the key atomically; a concurrent request with the same key waits for our reply.
       const claimed = await this.deps.bus.kv.idempotency.create(kvKey, enc.encode(PENDING)).then(
@@ -373,7 +460,10 @@ export class Gateway {
     const reply: Reply = stream
       ? { status: 201, headers, body: { workflow_id: r.workflowId, task_id: r.taskId, stream_url: `/api/v1/stream/sse?workflow_id=${r.workflowId}` } }
       : { status: 200, headers, body: { task_id: r.taskId, status: 'STATUS_CODE_OK', message: r.message, created_at: iso(r.createdAt) } };
-    if (kvKey) await this.deps.bus.kv.idempotency.put(kvKey, enc.encode(JSON.stringify(reply))).catch((err) => this.deps.log.warn({ err }, 'idempotency cache write failed'));
+    if (kvKey)
+      await this.deps.bus.kv.idempotency
+        .put(kvKey, enc.encode(JSON.stringify(reply)))
+        .catch((err) => this.deps.log.warn({ err }, 'idempotency cache write failed'));
     return reply;
   }
 
@@ -415,7 +505,10 @@ export class Gateway {
     }
     const sessionId = q.get('session_id') || '';
     if (sessionId.length > 255) throw badRequest('invalid session_id');
-    const r = await this.client.listTasks({ limit, offset, sessionId, filterStatus, userId: p.userId ?? '', tenantId: p.tenantId ?? '' }, callAs(callerOfPrincipal(p)));
+    const r = await this.client.listTasks(
+      { limit, offset, sessionId, filterStatus, userId: p.userId ?? '', tenantId: p.tenantId ?? '' },
+      callAs(callerOfPrincipal(p)),
+    );
     return { status: 200, body: { tasks: r.tasks.map(summaryJson), total_count: r.totalCount } };
   }
 
@@ -447,7 +540,8 @@ export class Gateway {
     }
     const r = { taskId: s.taskId, reason, requestedBy: p.userId ?? '' };
     const as = callAs(callerOfPrincipal(p));
-    const out = action === 'cancel' ? await this.client.cancelTask(r, as) : action === 'pause' ? await this.client.pauseTask(r, as) : await this.client.resumeTask(r, as);
+    const out =
+      action === 'cancel' ? await this.client.cancelTask(r, as) : action === 'pause' ? await this.client.pauseTask(r, as) : await this.client.resumeTask(r, as);
     return { status: 200, headers: { 'X-Workflow-ID': s.taskId }, body: { success: out.success, message: out.message, task_id: s.taskId } };
   }
 
@@ -498,10 +592,18 @@ export class Gateway {
       if (!wf) throw badRequest('workflow_id is required');
       if (!isUuid(wf)) throw badRequest('invalid workflow_id');
       const typesRaw = req.query.get('types');
-      const filter = typesRaw ? new Set(typesRaw.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
+      const filter = typesRaw
+        ? new Set(
+            typesRaw
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          )
+        : undefined;
       const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
       const after = parseResumePoint(resumeRaw);
-      if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined) throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
+      if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined)
+        throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
       const principal = this.auth.authenticate({ headers: req.headers, query: req.query, allowQueryKey: true });
       const start = () => {
         if (conn.closed) return;
@@ -515,7 +617,8 @@ export class Gateway {
             'X-Accel-Buffering': 'no',
             'X-Workflow-ID': wf,
             ...cors,
-          })) res.writeHeader(k, v);
+          }))
+            res.writeHeader(k, v);
           res.write(': stream open\n\n');
         });
         this.sse.add(conn);
@@ -584,7 +687,8 @@ export class Gateway {
           if (!isUuid(wf)) throw badRequest('invalid workflow_id');
           const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
           const after = parseResumePoint(resumeRaw);
-          if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined) throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
+          if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined)
+            throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
           const p = this.auth.authenticate({ headers: req.headers });
           const go = () => {
             if (aborted) return;
@@ -624,14 +728,17 @@ export class Gateway {
 
   /** Heartbeats and the inactivity timeout for SSE connections. */
   private startTimers(): void {
-    const hb = setInterval(() => {
-      const now = Date.now();
-      const idleMs = this.cfg.inactivitySeconds * 1000;
-      for (const c of this.sse) {
-        if (now - c.lastEventAt > idleMs) c.timeout(this.cfg.inactivitySeconds);
-        else c.heartbeat();
-      }
-    }, Math.min(this.cfg.heartbeatSeconds, this.cfg.inactivitySeconds) * 1000);
+    const hb = setInterval(
+      () => {
+        const now = Date.now();
+        const idleMs = this.cfg.inactivitySeconds * 1000;
+        for (const c of this.sse) {
+          if (now - c.lastEventAt > idleMs) c.timeout(this.cfg.inactivitySeconds);
+          else c.heartbeat();
+        }
+      },
+      Math.min(this.cfg.heartbeatSeconds, this.cfg.inactivitySeconds) * 1000,
+    );
     hb.unref();
     this.timers.push(hb);
   }
@@ -669,7 +776,10 @@ export class SseConn implements Subscriber {
   feed?: Feed;
   lastEventAt = Date.now();
 
-  constructor(private readonly res: HttpResponse, private readonly gw: Gateway) {}
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly gw: Gateway,
+  ) {}
 
   onAborted(): void {
     this.closed = true;

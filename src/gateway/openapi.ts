@@ -113,7 +113,11 @@ export function buildOpenApi(version: string) {
           operationId: 'createSchedule',
           security,
           requestBody: { required: true, content: { 'application/json': { schema: ref('ScheduleCreate') } } },
-          responses: { 200: json(ref('ScheduleCreated')), 400: err('Invalid cron, timezone, interval too short, invalid fields, or a task_context key that is not available yet (see POST /api/v1/tasks)'), 403: err('schedule limit reached') },
+          responses: {
+            200: json(ref('ScheduleCreated')),
+            400: err('Invalid cron, timezone, interval too short, invalid fields, or a task_context key that is not available yet (see POST /api/v1/tasks)'),
+            403: err('schedule limit reached'),
+          },
         },
         get: {
           summary: "The caller's schedules",
@@ -128,7 +132,13 @@ export function buildOpenApi(version: string) {
         },
       },
       '/api/v1/schedules/{id}': {
-        get: { summary: 'A schedule', operationId: 'getSchedule', security, parameters: [schedParam], responses: { 200: json(ref('Schedule')), 404: err('Schedule not found') } },
+        get: {
+          summary: 'A schedule',
+          operationId: 'getSchedule',
+          security,
+          parameters: [schedParam],
+          responses: { 200: json(ref('Schedule')), 404: err('Schedule not found') },
+        },
         put: {
           summary: 'Update any subset of the fields',
           operationId: 'updateSchedule',
@@ -137,7 +147,13 @@ export function buildOpenApi(version: string) {
           requestBody: { required: true, content: { 'application/json': { schema: ref('ScheduleUpdate') } } },
           responses: { 200: json(ref('Schedule')), 400: err('Invalid fields'), 404: err('Schedule not found') },
         },
-        delete: { summary: 'Delete permanently', operationId: 'deleteSchedule', security, parameters: [schedParam], responses: { 200: json(ref('Message')), 404: err('Schedule not found') } },
+        delete: {
+          summary: 'Delete permanently',
+          operationId: 'deleteSchedule',
+          security,
+          parameters: [schedParam],
+          responses: { 200: json(ref('Message')), 404: err('Schedule not found') },
+        },
       },
       '/api/v1/schedules/{id}/runs': {
         get: {
@@ -185,7 +201,13 @@ export function buildOpenApi(version: string) {
         },
       },
       '/api/v1/sessions/{sessionId}': {
-        get: { summary: 'Session details', operationId: 'getSession', security, parameters: [sessionParam], responses: { 200: json(ref('Session')), 404: err('Session not found') } },
+        get: {
+          summary: 'Session details',
+          operationId: 'getSession',
+          security,
+          parameters: [sessionParam],
+          responses: { 200: json(ref('Session')), 404: err('Session not found') },
+        },
         patch: {
           summary: 'Update the title',
           operationId: 'updateSession',
@@ -194,14 +216,23 @@ export function buildOpenApi(version: string) {
           requestBody: { required: true, content: { 'application/json': { schema: ref('SessionPatch') } } },
           responses: { 200: json(ref('Session')), 400: err('title is required'), 404: err('Session not found') },
         },
-        delete: { summary: 'Soft delete (idempotent)', operationId: 'deleteSession', security, parameters: [sessionParam], responses: { 204: { description: 'Deleted (or already gone)' } } },
+        delete: {
+          summary: 'Soft delete (idempotent)',
+          operationId: 'deleteSession',
+          security,
+          parameters: [sessionParam],
+          responses: { 204: { description: 'Deleted (or already gone)' } },
+        },
       },
       '/api/v1/sessions/{sessionId}/history': {
         get: {
           summary: 'Conversation history: each task as a user message and its result as the assistant reply (messages), and the same turns as tasks',
           operationId: 'getSessionHistory',
           security,
-          parameters: [sessionParam, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'Most recent turns' }],
+          parameters: [
+            sessionParam,
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'Most recent turns' },
+          ],
           responses: { 200: json(ref('SessionHistory')), 404: err('Session not found') },
         },
       },
@@ -227,7 +258,10 @@ export function buildOpenApi(version: string) {
           summary: 'Download a workspace file; Content-Type is detected from its content',
           operationId: 'downloadWorkspaceFile',
           security,
-          parameters: [sessionParam, { name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'File path inside the workspace (may contain /)' }],
+          parameters: [
+            sessionParam,
+            { name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'File path inside the workspace (may contain /)' },
+          ],
           responses: {
             200: { description: 'The file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
             400: err('invalid path: traversal not allowed'),
@@ -274,7 +308,12 @@ export function buildOpenApi(version: string) {
         },
       },
       '/api/v1/auth/me': {
-        get: { summary: 'The authenticated user', operationId: 'me', security, responses: { 200: json(ref('User')), 401: err('Authentication required'), 429: json(ref('RateLimited'), 'Rate limit exceeded') } },
+        get: {
+          summary: 'The authenticated user',
+          operationId: 'me',
+          security,
+          responses: { 200: json(ref('User')), 401: err('Authentication required'), 429: json(ref('RateLimited'), 'Rate limit exceeded') },
+        },
       },
       '/api/v1/auth/refresh-key': {
         post: {
@@ -285,7 +324,12 @@ export function buildOpenApi(version: string) {
         },
       },
       '/api/v1/auth/api-keys': {
-        get: { summary: "The caller's active API keys (never the keys themselves)", operationId: 'listApiKeys', security, responses: { 200: json(ref('ApiKeyList')), 401: err('Authentication required') } },
+        get: {
+          summary: "The caller's active API keys (never the keys themselves)",
+          operationId: 'listApiKeys',
+          security,
+          responses: { 200: json(ref('ApiKeyList')), 401: err('Authentication required') },
+        },
         post: {
           summary: 'Create an API key (shown once; stored hashed)',
           operationId: 'createApiKey',
@@ -329,10 +373,16 @@ export function buildOpenApi(version: string) {
           ],
           requestBody: { required: true, content: { 'application/json': { schema: ref('TaskSubmitRequest') } } },
           responses: {
-            200: { ...json(ref('TaskSubmitResponse'), 'Accepted; the task is QUEUED'), headers: { 'X-Workflow-ID': { schema: { type: 'string' } }, 'X-Session-ID': { schema: { type: 'string' } } } },
+            200: {
+              ...json(ref('TaskSubmitResponse'), 'Accepted; the task is QUEUED'),
+              headers: { 'X-Workflow-ID': { schema: { type: 'string' } }, 'X-Session-ID': { schema: { type: 'string' } } },
+            },
             400: err(SUBMIT_400),
             401: err('Authentication required'),
-            503: { ...err('The task queue (NATS) is unreachable: the task was not accepted and will not run; retry after Retry-After seconds'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+            503: {
+              ...err('The task queue (NATS) is unreachable: the task was not accepted and will not run; retry after Retry-After seconds'),
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+            },
           },
         },
         get: {
@@ -379,12 +429,19 @@ export function buildOpenApi(version: string) {
           responses: { 200: json(ref('EventList')), 404: err('Task not found') },
         },
       },
-      '/api/v1/tasks/{id}/cancel': controlOp('cancelTask', 'Cancel a queued or running (or paused) task: WORKFLOW_CANCELLING, then WORKFLOW_CANCELLED and STREAM_END; status TASK_STATUS_CANCELLED'),
-      '/api/v1/tasks/{id}/pause': controlOp('pauseTask', 'Pause at the next workflow checkpoint: WORKFLOW_PAUSING now, WORKFLOW_PAUSED at the checkpoint; status TASK_STATUS_PAUSED'),
+      '/api/v1/tasks/{id}/cancel': controlOp(
+        'cancelTask',
+        'Cancel a queued or running (or paused) task: WORKFLOW_CANCELLING, then WORKFLOW_CANCELLED and STREAM_END; status TASK_STATUS_CANCELLED',
+      ),
+      '/api/v1/tasks/{id}/pause': controlOp(
+        'pauseTask',
+        'Pause at the next workflow checkpoint: WORKFLOW_PAUSING now, WORKFLOW_PAUSED at the checkpoint; status TASK_STATUS_PAUSED',
+      ),
       '/api/v1/tasks/{id}/resume': controlOp('resumeTask', 'Resume a paused task: WORKFLOW_RESUMED; status TASK_STATUS_RUNNING'),
       '/api/v1/tasks/{id}/timeline': {
         get: {
-          summary: 'Deterministic timeline of the workflow: its steps in order (name, agent, start, end, duration, status, retries) and its own start, end and duration',
+          summary:
+            'Deterministic timeline of the workflow: its steps in order (name, agent, start, end, duration, status, retries) and its own start, end and duration',
           description:
             'Built from the archived events and the step journal (kept 7 days; after that, derived from the events only: source=events). ' +
             "A step's events are those between the previous step's journal seq and its own; an agent's events stay with the step that finished with it. " +
@@ -396,7 +453,13 @@ export function buildOpenApi(version: string) {
         },
       },
       '/api/v1/tasks/{id}/control-state': {
-        get: { summary: 'Pause and cancel control state', operationId: 'getControlState', security, parameters: [idParam], responses: { 200: json(ref('ControlState')), 404: err('Task not found') } },
+        get: {
+          summary: 'Pause and cancel control state',
+          operationId: 'getControlState',
+          security,
+          parameters: [idParam],
+          responses: { 200: json(ref('ControlState')), 404: err('Task not found') },
+        },
       },
       '/api/v1/tasks/{id}/stream': {
         get: {
@@ -409,7 +472,10 @@ export function buildOpenApi(version: string) {
             { name: 'last_event_id', in: 'query', schema: { type: 'string' }, description: 'Stream id <ms>-<seq> or a numeric seq' },
             headerParam('Last-Event-ID', 'Resume after this stream id or seq'),
           ],
-          responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 400: err('Invalid last_event_id') },
+          responses: {
+            200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            400: err('Invalid last_event_id'),
+          },
         },
       },
       '/api/v1/stream/sse': {
@@ -428,7 +494,10 @@ export function buildOpenApi(version: string) {
             { name: 'api_key', in: 'query', schema: { type: 'string' }, description: 'Fallback for clients that cannot set headers' },
             headerParam('Last-Event-ID', 'Stream id <ms>-<seq> or a numeric seq'),
           ],
-          responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 400: err('workflow_id missing or invalid') },
+          responses: {
+            200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            400: err('workflow_id missing or invalid'),
+          },
         },
       },
       '/api/v1/stream/ws': {

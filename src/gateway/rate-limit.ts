@@ -50,7 +50,11 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
 
 export class RateLimiter {
   /** `connected`: false while NATS is unreachable; requests are then allowed without waiting. */
-  constructor(private readonly kv: KV, private readonly log: Logger, private readonly connected: () => boolean = () => true) {}
+  constructor(
+    private readonly kv: KV,
+    private readonly log: Logger,
+    private readonly connected: () => boolean = () => true,
+  ) {}
 
   /** Counts one request against `limit`; undefined when the principal is not limited. */
   async hit(p: Principal, limit: Limit, nowMs = Date.now()): Promise<RateDecision | undefined> {
@@ -65,10 +69,16 @@ export class RateLimiter {
       for (let attempt = 0; attempt < 8 && count === undefined; attempt++) {
         const e = await this.kv.get(key);
         if (!e || e.operation !== 'PUT') {
-          count = await this.kv.create(key, enc.encode('1')).then(() => 1, () => undefined);
+          count = await this.kv.create(key, enc.encode('1')).then(
+            () => 1,
+            () => undefined,
+          );
         } else {
           const n = Number(dec.decode(e.value)) + 1;
-          count = await this.kv.update(key, enc.encode(String(n)), e.revision).then(() => n, () => undefined);
+          count = await this.kv.update(key, enc.encode(String(n)), e.revision).then(
+            () => n,
+            () => undefined,
+          );
         }
       }
     } catch (err) {

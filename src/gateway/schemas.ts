@@ -13,8 +13,14 @@ const FreeObject = (description: string) => Type.Object({}, { additionalProperti
 const Nullable = <T extends TSchema>(s: T) => Type.Unsafe<Static<T> | null>({ ...s, nullable: true });
 
 export const TASK_STATUS_VALUES = [
-  'TASK_STATUS_UNSPECIFIED', 'TASK_STATUS_QUEUED', 'TASK_STATUS_RUNNING', 'TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED',
-  'TASK_STATUS_PAUSED', 'TASK_STATUS_CANCELLED', 'TASK_STATUS_TIMEOUT',
+  'TASK_STATUS_UNSPECIFIED',
+  'TASK_STATUS_QUEUED',
+  'TASK_STATUS_RUNNING',
+  'TASK_STATUS_COMPLETED',
+  'TASK_STATUS_FAILED',
+  'TASK_STATUS_PAUSED',
+  'TASK_STATUS_CANCELLED',
+  'TASK_STATUS_TIMEOUT',
 ] as const;
 export const EXECUTION_MODE_VALUES = ['EXECUTION_MODE_UNSPECIFIED', 'EXECUTION_MODE_SIMPLE', 'EXECUTION_MODE_STANDARD', 'EXECUTION_MODE_COMPLEX'] as const;
 export const LIST_STATUS_FILTERS = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'CANCELED', 'TIMEOUT', 'PAUSED'] as const;
@@ -42,7 +48,9 @@ export const TaskSubmitRequest = Type.Object(
     skill: Type.Optional(Type.String({ maxLength: 200, description: NOT_YET_FIELD })),
     research_strategy: Type.Optional(StringEnum(['quick', 'standard', 'deep', 'academic'] as const, { description: NOT_YET_FIELD })),
     max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: NOT_YET_FIELD })),
-    max_concurrent_agents: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Most subtasks a standard or complex workflow plans (default 8)' })),
+    max_concurrent_agents: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Most subtasks a standard or complex workflow plans (default 8)' }),
+    ),
     enable_verification: Type.Optional(Type.Boolean({ description: `${NOT_YET_FIELD} (false is accepted)` })),
   },
   { additionalProperties: true },
@@ -315,7 +323,8 @@ export const TimelineStep = Type.Object({
   name: Type.String({ description: 'Journaled step name: start, history, agent, plan, subtask-N, synthesize, finish' }),
   agent: Nullable(Type.String({ description: "The step's agent; orchestrator for the workflow's own steps; null when the step emitted no event" })),
   status: StringEnum(TIMELINE_STEP_STATUSES, {
-    description: 'completed; retried (completed after being interrupted and run again); running (not journaled yet); interrupted (never finished: the task failed, was cancelled or timed out)',
+    description:
+      'completed; retried (completed after being interrupted and run again); running (not journaled yet); interrupted (never finished: the task failed, was cancelled or timed out)',
   }),
   started_at: Nullable(Type.String({ format: 'date-time', description: "The step's first event, or the end of the step before it when it emitted none" })),
   ended_at: Nullable(Type.String({ format: 'date-time', description: 'When its journal entry was written; null while running' })),
@@ -331,7 +340,9 @@ export const Timeline = Type.Object({
   workflow_id: Type.String(),
   task_id: Type.String(),
   status: StringEnum(TASK_STATUS_VALUES),
-  source: StringEnum(['journal', 'events'] as const, { description: 'journal: from the step journal and the events; events: the journal expired (7 days), derived from the events' }),
+  source: StringEnum(['journal', 'events'] as const, {
+    description: 'journal: from the step journal and the events; events: the journal expired (7 days), derived from the events',
+  }),
   created_at: Nullable(Type.String({ format: 'date-time' })),
   started_at: Nullable(Type.String({ format: 'date-time', description: 'WORKFLOW_STARTED' })),
   ended_at: Nullable(Type.String({ format: 'date-time', description: 'STREAM_END; null until the task ends' })),

@@ -113,7 +113,13 @@ export function registerSessionRoutes(app: TemplatedApp, d: RouteDeps): void {
     }),
     d.ctx,
   );
-  route(app, 'get', '/api/v1/sessions/:id', h(async (req, p) => sessionBody(await sessions.get(p, req.params[0]))), d.ctx);
+  route(
+    app,
+    'get',
+    '/api/v1/sessions/:id',
+    h(async (req, p) => sessionBody(await sessions.get(p, req.params[0]))),
+    d.ctx,
+  );
   route(
     app,
     'get',
@@ -144,6 +150,19 @@ export function registerSessionRoutes(app: TemplatedApp, d: RouteDeps): void {
     }),
     d.ctx,
   );
-  route(app, 'patch', '/api/v1/sessions/:id', h(async (req, p) => sessionBody(await sessions.updateTitle(p, req.params[0], parseJsonBody(req)))), d.ctx, { body: true });
-  route(app, 'del', '/api/v1/sessions/:id', h((req, p) => sessions.softDelete(p, req.params[0]), 204), d.ctx);
+  route(
+    app,
+    'patch',
+    '/api/v1/sessions/:id',
+    h(async (req, p) => sessionBody(await sessions.updateTitle(p, req.params[0], parseJsonBody(req)))),
+    d.ctx,
+    { body: true },
+  );
+  route(
+    app,
+    'del',
+    '/api/v1/sessions/:id',
+    h((req, p) => sessions.softDelete(p, req.params[0]), 204),
+    d.ctx,
+  );
 }

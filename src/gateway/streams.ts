@@ -107,7 +107,10 @@ export class Feed {
   private flushedSeq = 0;
   closed = false;
 
-  constructor(readonly workflowId: string, private readonly hub: StreamHub) {
+  constructor(
+    readonly workflowId: string,
+    private readonly hub: StreamHub,
+  ) {
     this.sub = hub.nc.subscribe(subjects.events(workflowId), {
       callback: (err, msg) => {
         if (err) return;
@@ -350,7 +353,15 @@ export class Feed {
       }
       last = e.seq;
     }
-    const buf = events.length === 1 ? events[0].frame : events.length ? Buffer.concat(events.map((x) => x.frame), bytes) : undefined;
+    const buf =
+      events.length === 1
+        ? events[0].frame
+        : events.length
+          ? Buffer.concat(
+              events.map((x) => x.frame),
+              bytes,
+            )
+          : undefined;
     return { events, buf, last };
   }
 

@@ -97,7 +97,7 @@ export class OfflineProvider implements LlmProvider {
     const text = offlineAnswer(req.messages);
     const chunkChars = Math.max(2, this.opts.chunkChars ?? 48);
     if (onDelta) {
-      for (let i = 0; i < text.length; ) {
+      for (let i = 0; i < text.length;) {
         // Never split a surrogate pair: each delta must be valid text on its own (it is sent as JSON).
         let end = Math.min(text.length, i + chunkChars);
         if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
@@ -129,14 +129,19 @@ function offlineAnswer(messages: ChatMessage[]): string {
     return JSON.stringify(parts.map((p, i) => ({ id: `subtask-${i + 1}`, description: p })));
   }
   const q = user.length > 400 ? `${user.slice(0, isHighSurrogate(user.charCodeAt(399)) ? 399 : 400)}...` : user;
-  return `${OFFLINE_LABEL} Request ${digest}: "${q}". ` +
+  return (
+    `${OFFLINE_LABEL} Request ${digest}: "${q}". ` +
     'This deterministic answer restates the request so the workflow can run end to end; ' +
-    'configure LLM_BASE_URL and LLM_API_KEY to get answers from a real model.';
+    'configure LLM_BASE_URL and LLM_API_KEY to get answers from a real model.'
+  );
 }
 
 /** Splits a request into 2-4 deterministic subtasks (by sentence / conjunction). */
 function splitIntoSubtasks(q: string): string[] {
-  const pieces = q.split(/(?<=[.;?!])\s+|\s+(?:and then|then|and)\s+/i).map((s) => s.trim()).filter((s) => s.length > 2);
+  const pieces = q
+    .split(/(?<=[.;?!])\s+|\s+(?:and then|then|and)\s+/i)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 2);
   const out = pieces.slice(0, 4);
   while (out.length < 2) out.push(out.length === 0 ? `Understand: ${q}` : `Answer: ${q}`);
   return out;
@@ -228,7 +233,11 @@ export class OpenAiProvider implements LlmProvider {
             ? {
                 tools: req.tools.map((t) => ({
                   type: 'function' as const,
-                  function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters ?? { type: 'object', properties: {} } },
+                  function: {
+                    name: t.name,
+                    ...(t.description ? { description: t.description } : {}),
+                    parameters: t.parameters ?? { type: 'object', properties: {} },
+                  },
                 })),
                 ...(req.toolChoice ? { tool_choice: req.toolChoice } : {}),
               }

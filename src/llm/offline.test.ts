@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { estimateTokens, LlmError, OFFLINE_LABEL, OFFLINE_MODEL, OfflineProvider, type ChatMessage, type LlmRequest } from './index.js';
 
 const req = (messages: ChatMessage[], over: Partial<LlmRequest> = {}): LlmRequest => ({ messages, tier: 'small', maxTokens: 100, temperature: 0.7, ...over });
-const ask = (q: string, system = 'You are helpful.') => req([{ role: 'system', content: system }, { role: 'user', content: q }]);
+const ask = (q: string, system = 'You are helpful.') =>
+  req([
+    { role: 'system', content: system },
+    { role: 'user', content: q },
+  ]);
 
 /** No lone surrogates (String.prototype.isWellFormed, without needing the ES2024 lib). */
 const wellFormed = (s: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);

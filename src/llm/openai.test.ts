@@ -110,7 +110,12 @@ describe('OpenAiProvider: usage, cost and model', () => {
   });
 
   it('computes the cost from per-1k prices of the reported model', async () => {
-    server.enqueue({ type: 'completion', content: 'x', model: 'served-model-2024', usage: { prompt_tokens: 2000, completion_tokens: 500, total_tokens: 2500 } });
+    server.enqueue({
+      type: 'completion',
+      content: 'x',
+      model: 'served-model-2024',
+      usage: { prompt_tokens: 2000, completion_tokens: 500, total_tokens: 2500 },
+    });
     const prices = { 'served-model-2024': { prompt: 0.5, completion: 1.5 }, 'model-small': { prompt: 100, completion: 100 } };
     const r = await provider({ prices }).complete(request());
     expect(r.model).toBe('served-model-2024');
@@ -118,7 +123,12 @@ describe('OpenAiProvider: usage, cost and model', () => {
   });
 
   it('falls back to the price of the requested model when the reported one has none', async () => {
-    server.enqueue({ type: 'completion', content: 'x', model: 'served-model-unknown', usage: { prompt_tokens: 1000, completion_tokens: 1000, total_tokens: 2000 } });
+    server.enqueue({
+      type: 'completion',
+      content: 'x',
+      model: 'served-model-unknown',
+      usage: { prompt_tokens: 1000, completion_tokens: 1000, total_tokens: 2000 },
+    });
     const r = await provider({ prices: { 'model-medium': { prompt: 0.01, completion: 0.03 } } }).complete(request({ tier: 'medium' }));
     expect(r.model).toBe('served-model-unknown');
     expect(r.usage.costUsd).toBeCloseTo(0.04, 10);

@@ -18,7 +18,16 @@
  * acts for the user a request names (a schedule's run is submitted as the schedule's owner).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Code, ConnectError, createContextKey, createContextValues, type ContextValues, type HandlerContext, type Interceptor, type Transport } from '@connectrpc/connect';
+import {
+  Code,
+  ConnectError,
+  createContextKey,
+  createContextValues,
+  type ContextValues,
+  type HandlerContext,
+  type Interceptor,
+  type Transport,
+} from '@connectrpc/connect';
 import { forbidden, notFound } from '../errors/index.js';
 import type { Principal } from '../gateway/auth.js';
 import { UUID_RE } from '../store/index.js';

@@ -15,12 +15,8 @@ import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { STREAMS, SeqOrder, decodeEvent, parseResumePoint, replayGap, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
 import { ExecutionMode, ModelTier, StatusCode, TaskStatus, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
-import {
-  GetTaskStatusResponseSchema,
-  OrchestratorService,
-  TaskSummarySchema,
-} from '../gen/svc/v1/orchestrator_pb.js';
-import { StreamingService, TaskUpdateSchema, type TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
+import { GetTaskStatusResponseSchema, type OrchestratorService, TaskSummarySchema } from '../gen/svc/v1/orchestrator_pb.js';
+import { type StreamingService, TaskUpdateSchema, type TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
 import { AppError, Code, badRequest, notFound, toConnectError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store, TaskRow } from '../store/index.js';
@@ -123,24 +119,31 @@ function rowToSummary(r: TaskRow) {
     mode: executionModeFromName(r.mode),
     createdAt: timestampFromDate(r.created_at),
     completedAt: r.completed_at ? timestampFromDate(r.completed_at) : undefined,
-    totalTokenUsage: r.total_tokens || r.completed_at
-      ? create(TokenUsageSchema, { promptTokens: r.input_tokens, completionTokens: r.output_tokens, totalTokens: r.total_tokens, costUsd: r.cost_usd, model: r.model_used })
-      : undefined,
+    totalTokenUsage:
+      r.total_tokens || r.completed_at
+        ? create(TokenUsageSchema, {
+            promptTokens: r.input_tokens,
+            completionTokens: r.output_tokens,
+            totalTokens: r.total_tokens,
+            costUsd: r.cost_usd,
+            model: r.model_used,
+          })
+        : undefined,
     sessionId: r.session_id,
   });
 }
 
-const enc = new TextEncoder();
-
 export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<typeof OrchestratorService> {
-  const wrap = <A extends unknown[], R>(fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
-    try {
-      return await fn(...a);
-    } catch (err) {
-      if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'rpc failed');
-      throw toConnectError(err);
-    }
-  };
+  const wrap =
+    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      try {
+        return await fn(...a);
+      } catch (err) {
+        if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'rpc failed');
+        throw toConnectError(err);
+      }
+    };
   const unimplemented = (what: string) => async (): Promise<never> => {
     throw toConnectError(new AppError(Code.Unimplemented, `${what} is not implemented yet`));
   };
@@ -159,10 +162,21 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       // REST body, and the gRPC-only ones (approvals, caller-made plans, budgets).
       const unavailable =
         notAvailableField(
-          { provider_override: opts?.providerOverride, skill: opts?.skill, research_strategy: opts?.researchStrategy, max_iterations: opts?.maxIterations, enable_verification: opts?.enableVerification },
+          {
+            provider_override: opts?.providerOverride,
+            skill: opts?.skill,
+            research_strategy: opts?.researchStrategy,
+            max_iterations: opts?.maxIterations,
+            enable_verification: opts?.enableVerification,
+          },
           context,
         ) ??
-        firstGiven({ require_approval: req.requireApproval, manual_decomposition: req.manualDecomposition, session_context: req.sessionContext, 'metadata.token_budget': md?.tokenBudget });
+        firstGiven({
+          require_approval: req.requireApproval,
+          manual_decomposition: req.manualDecomposition,
+          session_context: req.sessionContext,
+          'metadata.token_budget': md?.tokenBudget,
+        });
       if (unavailable) throw badRequest(notAvailableMessage(unavailable));
       const taskId = randomUUID();
       const sessionId = md?.sessionId || randomUUID();
@@ -255,7 +269,12 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
     cancelTask: wrap(async (req, ctx) => {
       const row = await owned(req.taskId, ctx);
       if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be cancelled: it is ${row.status}`);
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, cancel_requested: true, cancel_reason: req.reason || 'cancelled by request', cancelled_by: requester(req, ctx) }));
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({
+        ...s,
+        cancel_requested: true,
+        cancel_reason: req.reason || 'cancelled by request',
+        cancelled_by: requester(req, ctx),
+      }));
       // A queued task has no actor yet: its terminal state is written now; the actor, when it
       // activates, sees the cancel and emits WORKFLOW_CANCELLING / WORKFLOW_CANCELLED.
       if (row.status === 'TASK_STATUS_QUEUED') {
@@ -269,7 +288,13 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       const { state } = await readControl(d.bus.kv.control, row.id);
       if (state.cancel_requested) throw new AppError(Code.Aborted, 'Task is being cancelled');
       if (state.paused) throw new AppError(Code.Aborted, 'Task is already paused');
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, paused: true, paused_at: new Date().toISOString(), pause_reason: req.reason || undefined, paused_by: requester(req, ctx) }));
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({
+        ...s,
+        paused: true,
+        paused_at: new Date().toISOString(),
+        pause_reason: req.reason || undefined,
+        paused_by: requester(req, ctx),
+      }));
       return { success: true, message: 'Pause requested; the workflow pauses at its next checkpoint' };
     }),
     resumeTask: wrap(async (req, ctx) => {
@@ -277,7 +302,13 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be resumed: it is ${row.status}`);
       const { state } = await readControl(d.bus.kv.control, row.id);
       if (!state.paused) throw new AppError(Code.Aborted, 'Task is not paused');
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, paused: false, paused_at: undefined, pause_reason: undefined, paused_by: undefined }));
+      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({
+        ...s,
+        paused: false,
+        paused_at: undefined,
+        pause_reason: undefined,
+        paused_by: undefined,
+      }));
       return { success: true, message: 'Task resumed' };
     }),
     getControlState: wrap(async (req, ctx) => {
@@ -317,7 +348,10 @@ function requester(req: { requestedBy: string }, ctx: HandlerContext): string | 
 }
 
 /** A live or archived event as the TaskUpdate message (`at`: the event's time). */
-export function eventToUpdate(e: Pick<WorkflowEvent, 'workflow_id' | 'seq' | 'stream_id' | 'agent_id' | 'message'> & { type: string; payload?: unknown }, at: Date): TaskUpdate {
+export function eventToUpdate(
+  e: Pick<WorkflowEvent, 'workflow_id' | 'seq' | 'stream_id' | 'agent_id' | 'message'> & { type: string; payload?: unknown },
+  at: Date,
+): TaskUpdate {
   return create(TaskUpdateSchema, {
     workflowId: e.workflow_id,
     type: e.type,
@@ -340,7 +374,8 @@ export function createStreamingService(d: { bus: Bus; store: Store; log: Logger 
     async *streamTaskExecution(req, ctx) {
       if (!req.workflowId || !isUuid(req.workflowId)) throw toConnectError(badRequest('workflow_id is required'));
       const fromStreamId = parseResumePoint(req.lastStreamId);
-      if (req.lastStreamId && fromStreamId === undefined) throw toConnectError(badRequest('last_stream_id must be a stream id (<ms>-<seq>) or a sequence number'));
+      if (req.lastStreamId && fromStreamId === undefined)
+        throw toConnectError(badRequest('last_stream_id must be a stream id (<ms>-<seq>) or a sequence number'));
       try {
         await ownedTask(d.store, req.workflowId, ctx);
       } catch (err) {
@@ -391,4 +426,3 @@ export function createStreamingService(d: { bus: Bus; store: Store; log: Logger 
     },
   };
 }
-

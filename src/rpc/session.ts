@@ -7,7 +7,7 @@
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import { SessionSchema, SessionService, type Caller } from '../gen/svc/v1/session_pb.js';
+import { SessionSchema, type SessionService, type Caller } from '../gen/svc/v1/session_pb.js';
 import { actingPrincipal, callerOf } from './auth.js';
 import { eventToUpdate } from './orchestrator.js';
 import { AppError, toConnectError } from '../errors/index.js';
@@ -37,30 +37,39 @@ function toSession(s: Session) {
 
 export function createSessionService(d: { sql: Sql; log: Logger }): ServiceImpl<typeof SessionService> {
   const sessions = new Sessions(d.sql);
-  const wrap = <A extends unknown[], R>(fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
-    try {
-      return await fn(...a);
-    } catch (err) {
-      if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'session rpc failed');
-      throw toConnectError(err);
-    }
-  };
+  const wrap =
+    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      try {
+        return await fn(...a);
+      } catch (err) {
+        if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'session rpc failed');
+        throw toConnectError(err);
+      }
+    };
   const page = (limit: number, def: number, max: number) => Math.min(Math.max(limit || def, 1), max);
   return {
-    createSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.create(principal(req.caller, ctx), { external_id: req.externalId, title: req.title })) })),
+    createSession: wrap(async (req, ctx) => ({
+      session: toSession(await sessions.create(principal(req.caller, ctx), { external_id: req.externalId, title: req.title })),
+    })),
     getSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.get(principal(req.caller, ctx), req.sessionId)) })),
     listSessions: wrap(async (req, ctx) => {
       const r = await sessions.list(principal(req.caller, ctx), page(req.limit, 20, 100), Math.max(0, req.offset));
       return { sessions: r.sessions.map(toSession), totalCount: r.total };
     }),
-    updateSession: wrap(async (req, ctx) => ({ session: toSession(await sessions.updateTitle(principal(req.caller, ctx), req.sessionId, { title: req.title })) })),
+    updateSession: wrap(async (req, ctx) => ({
+      session: toSession(await sessions.updateTitle(principal(req.caller, ctx), req.sessionId, { title: req.title })),
+    })),
     deleteSession: wrap(async (req, ctx) => {
       await sessions.softDelete(principal(req.caller, ctx), req.sessionId);
       return { success: true };
     }),
     getSessionHistory: wrap(async (req, ctx) => {
       const h = await sessions.history(principal(req.caller, ctx), req.sessionId, page(req.limit, 100, 1000));
-      return { sessionId: h.sessionId, messages: conversation(h.tasks).map((m) => ({ role: m.role, content: m.content, taskId: m.taskId, timestamp: ts(m.at) })) };
+      return {
+        sessionId: h.sessionId,
+        messages: conversation(h.tasks).map((m) => ({ role: m.role, content: m.content, taskId: m.taskId, timestamp: ts(m.at) })),
+      };
     }),
     getSessionEvents: wrap(async (req, ctx) => {
       const e = await sessions.events(principal(req.caller, ctx), req.sessionId, page(req.limit, 50, 500));

@@ -70,7 +70,9 @@ export function nextRun(expr: string, tz: string, after: Date = new Date()): Dat
 /** The last occurrence at or before `at`. */
 export function prevRun(expr: string, tz: string, at: Date = new Date()): Date {
   // prev() is strictly before its current date: start one millisecond later to include `at`.
-  return parse(expr, tz, new Date(at.getTime() + 1)).prev().toDate();
+  return parse(expr, tz, new Date(at.getTime() + 1))
+    .prev()
+    .toDate();
 }
 
 /**

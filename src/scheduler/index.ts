@@ -135,7 +135,10 @@ export class Scheduler {
 
   async start(): Promise<void> {
     // Same replication as the other buckets (the bus options are not passed to this role).
-    const replicas = await this.d.bus.kv.control.status().then((st) => st.replicas || 1, () => 1);
+    const replicas = await this.d.bus.kv.control.status().then(
+      (st) => st.replicas || 1,
+      () => 1,
+    );
     this.kv = await new Kvm(this.d.bus.js).create(SCHEDULER_BUCKET, { history: 1, ttl: LEASE_MS, replicas });
     this.schedule(0);
   }
@@ -247,25 +250,27 @@ export class Scheduler {
       return undefined;
     }
     const runId = randomUUID();
-    const won = await this.sql.begin(async (tx) => {
-      const ins = await tx`
+    const won = await this.sql
+      .begin(async (tx) => {
+        const ins = await tx`
         INSERT INTO schedule_runs (id, schedule_id, triggered_at, query, status, fired_by)
         VALUES (${runId}, ${s.id}, ${triggered}::timestamptz, ${s.task_query}, 'PENDING', ${this.id})
         ON CONFLICT (schedule_id, triggered_at) DO NOTHING RETURNING id`;
-      const counted = ins.length ? tx`, last_run_at = now(), total_runs = total_runs + 1` : tx``;
-      const upd = await tx`
+        const counted = ins.length ? tx`, last_run_at = now(), total_runs = total_runs + 1` : tx``;
+        const upd = await tx`
         UPDATE schedules SET next_run_at = ${next} ${counted}
         WHERE id = ${s.id} AND status = 'ACTIVE' AND next_run_at = ${s.next_txt}::timestamptz RETURNING id`;
-      if (!upd.length) {
-        // Someone else advanced, paused or deleted it since we read it: undo our insert.
-        if (ins.length) throw new LostClaim();
-        return false;
-      }
-      return ins.length > 0;
-    }).catch((err) => {
-      if (err instanceof LostClaim) return false;
-      throw err;
-    });
+        if (!upd.length) {
+          // Someone else advanced, paused or deleted it since we read it: undo our insert.
+          if (ins.length) throw new LostClaim();
+          return false;
+        }
+        return ins.length > 0;
+      })
+      .catch((err) => {
+        if (err instanceof LostClaim) return false;
+        throw err;
+      });
     return won ? { runId, scheduleId: s.id, triggeredAt } : undefined;
   }
 
@@ -346,7 +351,8 @@ export class Scheduler {
           }
         }
       } else if (!r.workflow_id && now - r.fired_at.getTime() > ORPHAN_MS) {
-        if (await this.finishRun(r.id, r.schedule_id, { status: 'FAILED', error_message: 'scheduler stopped before the task was submitted' }, undefined)) finished++;
+        if (await this.finishRun(r.id, r.schedule_id, { status: 'FAILED', error_message: 'scheduler stopped before the task was submitted' }, undefined))
+          finished++;
       } else if (status === 'RUNNING' && r.status !== 'RUNNING') {
         await this.sql`UPDATE schedule_runs SET status = 'RUNNING', started_at = ${r.task_started_at} WHERE id = ${r.id} AND status = 'PENDING'`;
       }

@@ -33,8 +33,12 @@ export const PRESETS = ['default', 'debugging', 'short', 'long_context'] as cons
 const int = (v: unknown, min: number, max: number) => (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : undefined);
 const ratio = (v: unknown) => (typeof v === 'number' && v > 0 && v <= 1 ? v : undefined);
 
-export function windowSettings(context: Record<string, unknown>, defaults: { windowMessages: number; debugWindowMessages: number; triggerRatio: number }): WindowSettings {
-  const preset = typeof context.use_case_preset === 'string' && (PRESETS as readonly string[]).includes(context.use_case_preset) ? context.use_case_preset : 'default';
+export function windowSettings(
+  context: Record<string, unknown>,
+  defaults: { windowMessages: number; debugWindowMessages: number; triggerRatio: number },
+): WindowSettings {
+  const preset =
+    typeof context.use_case_preset === 'string' && (PRESETS as readonly string[]).includes(context.use_case_preset) ? context.use_case_preset : 'default';
   const base =
     preset === 'debugging'
       ? { window: defaults.debugWindowMessages, primers: 10, recents: 25 }

@@ -126,7 +126,8 @@ export function conversation(tasks: SessionTask[]): ConversationMessage[] {
   const out: ConversationMessage[] = [];
   for (const t of tasks) {
     out.push({ role: 'user', content: t.query, taskId: t.id, at: t.createdAt });
-    if (t.result !== null) out.push({ role: 'assistant', content: t.result, taskId: t.id, at: t.completedAt ?? t.createdAt, status: t.status, tokens: t.totalTokens });
+    if (t.result !== null)
+      out.push({ role: 'assistant', content: t.result, taskId: t.id, at: t.completedAt ?? t.createdAt, status: t.status, tokens: t.totalTokens });
   }
   return out;
 }

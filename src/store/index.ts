@@ -123,7 +123,9 @@ export function connectSql(url: string, opts: { max: number; log?: Logger }): Sq
 }
 
 export async function migrate(sql: Sql, log?: Logger): Promise<string[]> {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort();
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
   const applied: string[] = [];
   await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(727274)`;
@@ -151,7 +153,10 @@ const isDataError = (err: unknown) => /^2[23]/.test(String((err as { code?: unkn
 class Batcher<T> {
   private pending: { item: T; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private scheduled = false;
-  constructor(private readonly flushFn: (items: T[]) => Promise<void>, private readonly maxBatch = 500) {}
+  constructor(
+    private readonly flushFn: (items: T[]) => Promise<void>,
+    private readonly maxBatch = 500,
+  ) {}
   push(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
@@ -215,7 +220,13 @@ export class Store {
         const v = r[c]; // jsonb params are sql.json() parameters: typed jsonb, serialised once by the driver
         params.push(v);
         const i = params.length;
-        return c === 'context' || c === 'options' ? `$${i}::jsonb` : c === 'id' || c === 'user_id' || c === 'tenant_id' ? `$${i}::uuid` : c === 'created_at' || c === 'updated_at' ? `$${i}::timestamptz` : `$${i}`;
+        return c === 'context' || c === 'options'
+          ? `$${i}::jsonb`
+          : c === 'id' || c === 'user_id' || c === 'tenant_id'
+            ? `$${i}::uuid`
+            : c === 'created_at' || c === 'updated_at'
+              ? `$${i}::timestamptz`
+              : `$${i}`;
       });
       return `(${ph.join(',')})`;
     });
@@ -230,7 +241,9 @@ export class Store {
       const isId = UUID_RE.test(t.sessionId);
       params.push(isId ? t.sessionId : randomUUID(), isId ? null : t.sessionId, t.userId ?? null, t.tenantId ?? null, t.createdAt);
       const b = params.length - 5;
-      sessionTuples.push(`($${b + 1}::uuid,$${b + 2}::text,$${b + 3}::uuid,$${b + 4}::uuid,$${b + 5}::timestamptz,$${b + 5}::timestamptz,$${b + 5}::timestamptz)`);
+      sessionTuples.push(
+        `($${b + 1}::uuid,$${b + 2}::text,$${b + 3}::uuid,$${b + 4}::uuid,$${b + 5}::timestamptz,$${b + 5}::timestamptz,$${b + 5}::timestamptz)`,
+      );
     }
     await this.sql.unsafe(
       `WITH s AS (INSERT INTO sessions (id, external_id, user_id, tenant_id, created_at, updated_at, last_activity_at) VALUES ${sessionTuples.join(',')} ON CONFLICT DO NOTHING)
@@ -323,7 +336,16 @@ export class Store {
     const tuples = events.map((e) => {
       // sql.json: the driver would otherwise type a boolean (or an array of them) as bool[] and the
       // ::jsonb cast fails; typed as jsonb, every JSON value is serialised once.
-      params.push(e.workflow_id, e.seq, e.type, e.agent_id, e.message, e.payload == null ? null : this.sql.json(e.payload as postgres.JSONValue), e.ts, e.stream_id);
+      params.push(
+        e.workflow_id,
+        e.seq,
+        e.type,
+        e.agent_id,
+        e.message,
+        e.payload == null ? null : this.sql.json(e.payload as postgres.JSONValue),
+        e.ts,
+        e.stream_id,
+      );
       const b = params.length - 8;
       return `($${b + 1}::uuid,$${b + 2}::bigint,$${b + 3},$${b + 4},$${b + 5},$${b + 6}::jsonb,$${b + 7}::timestamptz,$${b + 8})`;
     });

@@ -32,7 +32,13 @@ async function readFully(f: OpenedFile, buf: Buffer, position: number): Promise<
   return n;
 }
 
-export async function sendFile(res: HttpResponse, f: OpenedFile, headers: Record<string, string>, state: SendState, opts: { chunkBytes?: number } = {}): Promise<void> {
+export async function sendFile(
+  res: HttpResponse,
+  f: OpenedFile,
+  headers: Record<string, string>,
+  state: SendState,
+  opts: { chunkBytes?: number } = {},
+): Promise<void> {
   const size = f.size;
   const writeHead = (contentType: string) => {
     res.writeStatus(STATUS_TEXT[200]);

@@ -165,7 +165,14 @@ export async function startOpenAiServer(): Promise<OpenAiTestServer> {
     const model = (reply.type === 'completion' && reply.model) || rec.model || 'unknown';
     const created = Math.floor(Date.now() / 1000);
     if (reply.type === 'error') {
-      sendJson(res, reply.status, { error: { message: reply.message ?? `scripted error ${reply.status}`, type: reply.errorType ?? 'server_error', code: reply.code ?? null, param: null } }, reply.headers);
+      sendJson(
+        res,
+        reply.status,
+        {
+          error: { message: reply.message ?? `scripted error ${reply.status}`, type: reply.errorType ?? 'server_error', code: reply.code ?? null, param: null },
+        },
+        reply.headers,
+      );
       return;
     }
     if (reply.type === 'hang') return;
@@ -188,7 +195,9 @@ export async function startOpenAiServer(): Promise<OpenAiTestServer> {
               role: 'assistant',
               content: toolCalls.length && !text ? null : text,
               refusal: null,
-              ...(toolCalls.length ? { tool_calls: toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })) } : {}),
+              ...(toolCalls.length
+                ? { tool_calls: toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })) }
+                : {}),
             },
             finish_reason: reply.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop'),
             logprobs: null,
