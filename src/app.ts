@@ -28,10 +28,10 @@ import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from './gen/svc/v1/streaming_pb.js';
 import { SessionService } from './gen/svc/v1/session_pb.js';
 import { createSessionService } from './rpc/session.js';
-import { SYSTEM_CALLER, clientAuthInterceptor, serverAuthInterceptor, transportAs } from './rpc/auth.js';
+import { clientAuthInterceptor, serverAuthInterceptor, transportAs } from './rpc/auth.js';
 import { OfflineProvider, OpenAiProvider, type LlmProvider } from './llm/index.js';
 import { loadCatalogue, pricesOf } from './llm/catalogue.js';
-import type { Logger } from './log/index.js';
+import { SYSTEM_CALLER, type Logger } from './kernel/index.js';
 import { createOrchestratorService, createStreamingService } from './rpc/orchestrator.js';
 import { Store, connectSql, migrate } from './store/index.js';
 

@@ -3,7 +3,7 @@
  * (in-flight workflows are handed back to the work queue for another worker).
  */
 import { ConfigError, loadConfig } from './config/index.js';
-import { createLogger, resolveLogFormat } from './log/index.js';
+import { createLogger, resolveLogFormat } from './kernel/index.js';
 import { startApp, VERSION } from './app.js';
 import { startupBanner } from './banner.js';
 

@@ -10,7 +10,7 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
-import { createLogger } from '../src/log/index.js';
+import { createLogger } from '../src/kernel/index.js';
 import { connectBus } from '../src/bus/index.js';
 import type { Store } from '../src/store/index.js';
 import { LEADER_KEY, Scheduler } from '../src/scheduler/index.js';

@@ -6,7 +6,7 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import { CONSUMERS, STREAMS, decodeEvent, type Bus } from '../bus/index.js';
-import type { Logger } from '../log/index.js';
+import type { Logger } from '../kernel/index.js';
 import type { EventRow, Store } from '../store/index.js';
 
 export class Archiver {

@@ -28,7 +28,7 @@ import {
   type PipelinedPublisher,
   type WorkflowEvent,
 } from '../bus/index.js';
-import type { Logger } from '../log/index.js';
+import type { Logger } from '../kernel/index.js';
 
 export interface JournalEntry<T = unknown> {
   result: T;

@@ -7,8 +7,7 @@
  * that receives a start message whose row is gone acks it without running anything.
  */
 import { subjects, type Bus } from '../bus/index.js';
-import { unavailable } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
+import { unavailable, type Logger } from '../kernel/index.js';
 import type { Store } from '../store/index.js';
 import type { TaskStart } from './workflows.js';
 

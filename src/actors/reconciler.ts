@@ -8,15 +8,9 @@
  * journal instead of repeating steps.
  */
 import { STREAMS, subjects, type Bus } from '../bus/index.js';
-import type { Logger } from '../log/index.js';
+import { MODE_BY_EXECUTION, type Logger, type Mode } from '../kernel/index.js';
 import type { Store } from '../store/index.js';
-import type { Mode, TaskStart } from './workflows.js';
-
-const MODE_BY_EXECUTION = new Map<string, Mode>([
-  ['EXECUTION_MODE_SIMPLE', 'simple'],
-  ['EXECUTION_MODE_STANDARD', 'standard'],
-  ['EXECUTION_MODE_COMPLEX', 'complex'],
-]);
+import type { TaskStart } from './workflows.js';
 
 export class Reconciler {
   private timer?: NodeJS.Timeout;

@@ -7,20 +7,11 @@
  * standard: plan -> one agent step per subtask, in order -> synthesis.
  * complex / supervisor: plan -> subtasks in parallel -> synthesis.
  */
+import type { Mode } from '../kernel/index.js';
 import type { Store, TaskOutcome } from '../store/index.js';
 import type { ChatMessage, LlmProvider, LlmResult } from '../llm/index.js';
 import type { WorkflowContext } from './context.js';
 import { applyWindow, loadTurns, summaryPrompt, turnsToMessages, windowSettings, withSummary } from '../sessions/history.js';
-
-export const MODES = ['simple', 'standard', 'complex', 'supervisor'] as const;
-export type Mode = (typeof MODES)[number];
-
-export const EXECUTION_MODE: Record<Mode, string> = {
-  simple: 'EXECUTION_MODE_SIMPLE',
-  standard: 'EXECUTION_MODE_STANDARD',
-  complex: 'EXECUTION_MODE_COMPLEX',
-  supervisor: 'EXECUTION_MODE_COMPLEX',
-};
 
 /** The work-queue message that starts (and, on redelivery, re-activates) a workflow. */
 export interface TaskStart {

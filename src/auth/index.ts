@@ -14,12 +14,12 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
-import { AppError, Code, badRequest, conflict, notFound } from '../errors/index.js';
-import type { AuthInput, Authenticator, Principal } from '../gateway/auth.js';
-import { credentialOf, unauthenticated } from '../gateway/auth.js';
-import type { Logger } from '../log/index.js';
-import { UUID_RE, type Sql } from '../store/index.js';
+import { AppError, Code, UUID_RE, badRequest, conflict, notFound, unauthenticated, type Logger, type Principal } from '../kernel/index.js';
+import type { Sql } from '../store/index.js';
+import { credentialOf, type AuthInput, type Authenticator } from './credentials.js';
 import { DEFAULT_SCRYPT, hashPassword, verifyPassword, type ScryptParams } from './passwords.js';
+
+export { createAuthenticator, credentialOf, type AuthInput, type Authenticator } from './credentials.js';
 
 export interface AuthOptions {
   jwtSecret: string;

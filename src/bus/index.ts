@@ -19,7 +19,7 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import type { Logger } from '../log/index.js';
+import type { Logger } from '../kernel/index.js';
 import { PipelinedPublisher } from './publisher.js';
 import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
 

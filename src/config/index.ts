@@ -5,6 +5,7 @@
  * Flow: defaults (declared beside each field) -> parse each variable -> validate ->
  * runtime form. A bad value fails start-up with the exact variable name and reason.
  */
+import { TIERS } from '../kernel/index.js';
 
 export const ROLES = ['gateway', 'orchestrator', 'worker', 'archiver', 'llm', 'agent', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
@@ -229,7 +230,7 @@ export function loadConfig(env: Env = process.env) {
       baseUrl: llmBaseUrl,
       apiKey: llmApiKey,
       defaultModel: optStr(env, 'LLM_MODEL'),
-      defaultTier: oneOf(env, 'DEFAULT_MODEL_TIER', 'small', ['small', 'medium', 'large'] as const),
+      defaultTier: oneOf(env, 'DEFAULT_MODEL_TIER', 'small', TIERS),
       maxTokens: num(env, 'MAX_TOKENS', 2000, { min: 1, int: true }),
       temperature,
       requestTimeoutMs: num(env, 'LLM_TIMEOUT_MS', 120000, { min: 100, int: true }),

@@ -4,9 +4,7 @@
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { AuthService } from '../auth/index.js';
-import { badRequest } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
-import { unauthenticated, type Principal } from './auth.js';
+import { badRequest, unauthenticated, type Logger, type Principal } from '../kernel/index.js';
 import { parseJsonBody, route, type CorsPolicy, type Req } from './http.js';
 import { admitted, type Admit } from './route-deps.js';
 

@@ -4,8 +4,7 @@
  * the spec's `{ "error": <message> }` body with the status from the one code->status table.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { AppError, Code, badRequest, httpStatusOf, toAppError } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
+import { AppError, Code, badRequest, httpStatusOf, toAppError, type Logger } from '../kernel/index.js';
 import { RateLimitedError, rateHeaders } from './rate-limit.js';
 
 export const STATUS_TEXT: Record<number, string> = {

@@ -9,19 +9,32 @@ import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import uWS, { type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from 'uWebSockets.js';
 import { parseResumePoint, type Bus } from '../bus/index.js';
-import { AppError, Code, badRequest, notFound, unavailable } from '../errors/index.js';
+import {
+  AppError,
+  Code,
+  EXECUTION_MODE_NAME,
+  MODEL_TIER_BY_NAME,
+  SYSTEM_CALLER,
+  TASK_STATUS_NAME,
+  badRequest,
+  callAs,
+  callerOfPrincipal,
+  isUuid,
+  notFound,
+  parseTraceparent,
+  taskStatusFromName,
+  unavailable,
+  type Logger,
+  type Principal,
+} from '../kernel/index.js';
 import { REFUSED_RETRY_AFTER_SECONDS } from '../actors/enqueue.js';
 import { notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { OrchestratorService, SubmitTaskRequestSchema, type GetTaskStatusResponse, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
-import { parseTraceparent, type Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
-import { EXECUTION_MODE_NAME, TASK_STATUS_NAME, isUuid, taskStatusFromName } from '../rpc/orchestrator.js';
-import { SYSTEM_CALLER, callAs, callerOfPrincipal } from '../rpc/auth.js';
-import type { AuthService } from '../auth/index.js';
-import { createAuthenticator, type Authenticator, type Principal } from './auth.js';
+import { createAuthenticator, type AuthService, type Authenticator } from '../auth/index.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import type { RouteDeps } from './route-deps.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
@@ -65,11 +78,7 @@ export interface GatewayDeps {
 
 const validateSubmit = validator(TaskSubmitRequest);
 /** A Map: `model_tier: "constructor"` must not find a prototype member. */
-const TIER = new Map<string, ModelTier>([
-  ['small', ModelTier.SMALL],
-  ['medium', ModelTier.MEDIUM],
-  ['large', ModelTier.LARGE],
-]);
+const TIER = MODEL_TIER_BY_NAME;
 const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : undefined);
 const enc = new TextEncoder();
 const PENDING = '"__pending__"';

@@ -10,9 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
-import { AppError, Code } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
-import type { Principal } from './auth.js';
+import { AppError, Code, type Logger, type Principal } from '../kernel/index.js';
 
 export interface Limit {
   name: string;

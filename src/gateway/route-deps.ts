@@ -2,9 +2,8 @@
 import type { Client } from '@connectrpc/connect';
 import type { Bus } from '../bus/index.js';
 import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
-import type { Logger } from '../log/index.js';
+import type { Logger, Principal } from '../kernel/index.js';
 import type { Store } from '../store/index.js';
-import type { Principal } from './auth.js';
 import type { CorsPolicy, Reply, Req } from './http.js';
 
 export type Admit = (req: Req, o?: { burst?: boolean }) => Promise<{ p: Principal; headers: Record<string, string> }>;

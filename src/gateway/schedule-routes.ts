@@ -5,7 +5,7 @@
  * SCHEDULE_MAX_PER_USER, SCHEDULE_MIN_INTERVAL_MINS and SCHEDULE_MAX_BUDGET_USD.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
-import { badRequest, conflict, forbidden, notFound } from '../errors/index.js';
+import { badRequest, conflict, forbidden, notFound, type Principal } from '../kernel/index.js';
 import { notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { checkInterval, nextRun, validateCron, validateTimezone } from '../scheduler/cron.js';
 import {
@@ -18,7 +18,6 @@ import {
   type SchedulePatch,
   type ScheduleStatus,
 } from '../scheduler/store.js';
-import type { Principal } from './auth.js';
 import { intParam, parseJsonBody, route, type Req } from './http.js';
 import { admitted, type RouteDeps } from './route-deps.js';
 

@@ -4,7 +4,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
-import { badRequest } from '../errors/index.js';
+import { EXECUTION_MODES, TASK_STATUSES, badRequest } from '../kernel/index.js';
 import { NOT_AVAILABLE_CONTEXT_KEYS } from '../actors/not-available.js';
 
 export const StringEnum = <T extends string>(values: readonly T[], opts: Record<string, unknown> = {}) =>
@@ -12,17 +12,8 @@ export const StringEnum = <T extends string>(values: readonly T[], opts: Record<
 const FreeObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
 const Nullable = <T extends TSchema>(s: T) => Type.Unsafe<Static<T> | null>({ ...s, nullable: true });
 
-export const TASK_STATUS_VALUES = [
-  'TASK_STATUS_UNSPECIFIED',
-  'TASK_STATUS_QUEUED',
-  'TASK_STATUS_RUNNING',
-  'TASK_STATUS_COMPLETED',
-  'TASK_STATUS_FAILED',
-  'TASK_STATUS_PAUSED',
-  'TASK_STATUS_CANCELLED',
-  'TASK_STATUS_TIMEOUT',
-] as const;
-export const EXECUTION_MODE_VALUES = ['EXECUTION_MODE_UNSPECIFIED', 'EXECUTION_MODE_SIMPLE', 'EXECUTION_MODE_STANDARD', 'EXECUTION_MODE_COMPLEX'] as const;
+export const TASK_STATUS_VALUES = TASK_STATUSES;
+export const EXECUTION_MODE_VALUES = EXECUTION_MODES;
 export const LIST_STATUS_FILTERS = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'CANCELED', 'TIMEOUT', 'PAUSED'] as const;
 
 /** How the fields that nothing implements yet are documented (src/actors/not-available.ts refuses them). */

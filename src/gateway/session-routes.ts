@@ -12,7 +12,7 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import { conversation, Sessions, type Session, type SessionTask, type SessionTurn } from '../sessions/index.js';
 import type { EventRow } from '../store/index.js';
 import { intParam, parseJsonBody, route, type Req } from './http.js';
-import type { Principal } from './auth.js';
+import type { Principal } from '../kernel/index.js';
 import { admitted, type RouteDeps } from './route-deps.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);

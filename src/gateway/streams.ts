@@ -24,7 +24,7 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { STREAMS, SeqOrder, decodeEvent, replayGap, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
-import type { Logger } from '../log/index.js';
+import type { Logger } from '../kernel/index.js';
 
 export interface Encoded {
   seq: number;

@@ -4,10 +4,10 @@
  * deleted session → 404 `Session not found`). Rules and decisions: src/workspace/index.ts.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
-import { badRequest } from '../errors/index.js';
+import { badRequest } from '../kernel/index.js';
 import { requireSession } from '../sessions/index.js';
 import { FileTooLargeError, Workspace, decodeUrlPath, parseWorkspacePath, type WorkspaceOptions } from '../workspace/index.js';
-import { sendFile, type SendState } from '../workspace/send.js';
+import { sendFile, type SendState } from './workspace-send.js';
 import { copyRequest, corsHeaders, errorReply, route, writeReply, type Reply, type Req } from './http.js';
 import type { RouteDeps } from './route-deps.js';
 

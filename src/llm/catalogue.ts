@@ -5,8 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { ConfigError } from '../config/index.js';
-
-export type Tier = 'small' | 'medium' | 'large';
+import { TIERS, type Tier } from '../kernel/index.js';
 
 export interface ModelEntry {
   id: string;
@@ -22,8 +21,6 @@ export interface Catalogue {
   tiers: Record<Tier, string>;
   providers: Record<string, ModelEntry[]>;
 }
-
-const TIERS: Tier[] = ['small', 'medium', 'large'];
 
 export function parseCatalogue(text: string, source = 'models.yaml'): Catalogue {
   const fail = (field: string, why: string): never => {

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
-import { AppError, Code } from '../errors/index.js';
+import { AppError, Code } from '../kernel/index.js';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startOpenAiServer, type OpenAiTestServer } from '../../test/helpers/openai-server.js';
-import { Code } from '../errors/index.js';
+import { Code } from '../kernel/index.js';
 import { LlmError, OpenAiProvider, type LlmRequest, type OpenAiProviderOptions } from './index.js';
 
 let server: OpenAiTestServer;

@@ -18,32 +18,10 @@
  * acts for the user a request names (a schedule's run is submitted as the schedule's owner).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import {
-  Code,
-  ConnectError,
-  createContextKey,
-  createContextValues,
-  type ContextValues,
-  type HandlerContext,
-  type Interceptor,
-  type Transport,
-} from '@connectrpc/connect';
-import { forbidden, notFound } from '../errors/index.js';
-import type { Principal } from '../gateway/auth.js';
-import { UUID_RE } from '../store/index.js';
-
-export type RpcCaller = { kind: 'user'; userId: string; tenantId?: string } | { kind: 'anonymous' } | { kind: 'system' };
-
-export const SYSTEM_CALLER: RpcCaller = Object.freeze({ kind: 'system' });
-export const ANONYMOUS_CALLER: RpcCaller = Object.freeze({ kind: 'anonymous' });
+import { Code, ConnectError, createContextValues, type ContextValues, type HandlerContext, type Interceptor, type Transport } from '@connectrpc/connect';
+import { ANONYMOUS_CALLER, CALLER, SYSTEM_CALLER, UUID_RE, forbidden, notFound, type Principal, type RpcCaller } from '../kernel/index.js';
 
 export const CALLER_HEADERS = { kind: 'x-caller-kind', userId: 'x-caller-user-id', tenantId: 'x-caller-tenant-id' } as const;
-
-/**
- * Server side: the authenticated caller, set by the server interceptor. Client side: the
- * caller a call is made for, turned into headers by the client interceptor.
- */
-export const CALLER = createContextKey<RpcCaller | undefined>(undefined, { description: 'internal RPC caller' });
 
 const unauthenticated = (msg: string) => new ConnectError(msg, Code.Unauthenticated);
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -99,17 +77,6 @@ export function clientAuthInterceptor(token: string): Interceptor {
     }
     return next(req);
   };
-}
-
-/** Call options that make a call on behalf of `c`. */
-export const callAs = (c: RpcCaller): { contextValues: ContextValues } => ({ contextValues: createContextValues().set(CALLER, c) });
-
-/** The RPC caller for a gateway principal: a user, or the anonymous development principal. */
-export function callerOfPrincipal(p: Principal): RpcCaller {
-  if (p.anonymous) return ANONYMOUS_CALLER;
-  // Fail closed: an authenticated principal without a user must not become "see everything".
-  if (!p.userId) throw unauthenticated('principal without a user id');
-  return { kind: 'user', userId: p.userId, tenantId: p.tenantId };
 }
 
 /** A transport whose calls are made as `c` unless a call names its own caller (the scheduler: system). */

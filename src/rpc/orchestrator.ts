@@ -14,61 +14,37 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { STREAMS, SeqOrder, decodeEvent, parseResumePoint, replayGap, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
-import { ExecutionMode, ModelTier, StatusCode, TaskStatus, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
+import { ExecutionMode, ModelTier, StatusCode, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
 import { GetTaskStatusResponseSchema, type OrchestratorService, TaskSummarySchema } from '../gen/svc/v1/orchestrator_pb.js';
 import { type StreamingService, TaskUpdateSchema, type TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
-import { AppError, Code, badRequest, notFound, toConnectError } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
+import {
+  AppError,
+  Code,
+  EXECUTION_MODE,
+  MODES,
+  MODE_BY_ENUM,
+  TASK_STATUS_NAME,
+  TERMINAL_STATUSES,
+  TIER_BY_ENUM,
+  badRequest,
+  executionModeFromName,
+  isTier,
+  isUuid,
+  notFound,
+  taskStatusFromName,
+  toConnectError,
+  type Logger,
+  type Mode,
+  type Tier,
+} from '../kernel/index.js';
 import type { Store, TaskRow } from '../store/index.js';
-import { EXECUTION_MODE, MODES, type Mode, type TaskStart } from '../actors/workflows.js';
+import type { TaskStart } from '../actors/workflows.js';
 import { readControl, updateControl } from '../actors/control.js';
 import { enqueueStart } from '../actors/enqueue.js';
 import { firstGiven, notAvailableField, notAvailableMessage } from '../actors/not-available.js';
-import { TERMINAL_STATUSES, UUID_RE } from '../store/index.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
-
-export const isUuid = (s: string) => UUID_RE.test(s);
-
-export const TASK_STATUS_NAME: Record<TaskStatus, string> = {
-  [TaskStatus.UNSPECIFIED]: 'TASK_STATUS_UNSPECIFIED',
-  [TaskStatus.QUEUED]: 'TASK_STATUS_QUEUED',
-  [TaskStatus.RUNNING]: 'TASK_STATUS_RUNNING',
-  [TaskStatus.COMPLETED]: 'TASK_STATUS_COMPLETED',
-  [TaskStatus.FAILED]: 'TASK_STATUS_FAILED',
-  [TaskStatus.CANCELLED]: 'TASK_STATUS_CANCELLED',
-  [TaskStatus.TIMEOUT]: 'TASK_STATUS_TIMEOUT',
-  [TaskStatus.PAUSED]: 'TASK_STATUS_PAUSED',
-};
-const TASK_STATUS_BY_NAME = new Map(Object.entries(TASK_STATUS_NAME).map(([k, v]) => [v, Number(k) as TaskStatus]));
-export const taskStatusFromName = (s: string) => TASK_STATUS_BY_NAME.get(s) ?? TaskStatus.UNSPECIFIED;
-
-export const EXECUTION_MODE_NAME: Record<ExecutionMode, string> = {
-  [ExecutionMode.UNSPECIFIED]: 'EXECUTION_MODE_UNSPECIFIED',
-  [ExecutionMode.SIMPLE]: 'EXECUTION_MODE_SIMPLE',
-  [ExecutionMode.STANDARD]: 'EXECUTION_MODE_STANDARD',
-  [ExecutionMode.COMPLEX]: 'EXECUTION_MODE_COMPLEX',
-};
-const EXECUTION_MODE_BY_NAME = new Map(Object.entries(EXECUTION_MODE_NAME).map(([k, v]) => [v, Number(k) as ExecutionMode]));
-export const executionModeFromName = (s: string) => EXECUTION_MODE_BY_NAME.get(s) ?? ExecutionMode.UNSPECIFIED;
-
-type Tier = 'small' | 'medium' | 'large';
-/** Maps, not object literals: a key from a request must never find a prototype member. */
-const TIER_BY_ENUM = new Map<ModelTier, Tier | undefined>([
-  [ModelTier.UNSPECIFIED, undefined],
-  [ModelTier.SMALL, 'small'],
-  [ModelTier.MEDIUM, 'medium'],
-  [ModelTier.LARGE, 'large'],
-]);
-const TIERS = new Set<string>(['small', 'medium', 'large']);
-/** SubmitOptions.mode for callers that send the enum rather than mode_name. */
-const MODE_BY_ENUM = new Map<ExecutionMode, Mode | undefined>([
-  [ExecutionMode.UNSPECIFIED, undefined],
-  [ExecutionMode.SIMPLE, 'simple'],
-  [ExecutionMode.STANDARD, 'standard'],
-  [ExecutionMode.COMPLEX, 'complex'],
-]);
 
 /** Auto-detects the mode when none was requested: short single requests are simple. */
 export function detectMode(query: string): Mode {
@@ -196,7 +172,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       const tierEnum = opts?.modelTier ?? ModelTier.UNSPECIFIED;
       if (!TIER_BY_ENUM.has(tierEnum)) throw badRequest(`invalid model_tier: ${tierEnum}`);
       const ctxTier = TIER_BY_ENUM.get(tierEnum) ? undefined : fromContext('model_tier');
-      if (ctxTier !== undefined && !TIERS.has(ctxTier)) throw badRequest('context.model_tier must be one of: small, medium, large');
+      if (ctxTier !== undefined && !isTier(ctxTier)) throw badRequest('context.model_tier must be one of: small, medium, large');
       const tier: Tier = TIER_BY_ENUM.get(tierEnum) ?? (ctxTier as Tier | undefined) ?? d.defaultTier;
       const modelOverride = opts?.modelOverride || fromContext('model_override');
       const createdAt = new Date();

@@ -10,8 +10,7 @@ import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { SessionSchema, type SessionService, type Caller } from '../gen/svc/v1/session_pb.js';
 import { actingPrincipal, callerOf } from './auth.js';
 import { eventToUpdate } from './orchestrator.js';
-import { AppError, toConnectError } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
+import { AppError, toConnectError, type Logger } from '../kernel/index.js';
 import { conversation, Sessions, type Session } from '../sessions/index.js';
 import type { Sql } from '../store/index.js';
 

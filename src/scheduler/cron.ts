@@ -5,7 +5,7 @@
  * timezone; the interval is measured in the schedule's wall-clock time.
  */
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
-import { badRequest } from '../errors/index.js';
+import { badRequest } from '../kernel/index.js';
 
 const FIELDS = ['minute', 'hour', 'day of month', 'month', 'day of week'] as const;
 const RANGES: [number, number][] = [

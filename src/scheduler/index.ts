@@ -40,9 +40,8 @@ import { create, type JsonObject } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
 import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS, type Bus } from '../bus/index.js';
-import { toAppError } from '../errors/index.js';
+import { toAppError, type Logger } from '../kernel/index.js';
 import { SubmitTaskRequestSchema, type OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
-import type { Logger } from '../log/index.js';
 import type { Sql, Store } from '../store/index.js';
 import { nextRun, prevRun } from './cron.js';
 

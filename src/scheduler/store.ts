@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../store/index.js';
-import { UUID_RE } from '../store/index.js';
+import { UUID_RE } from '../kernel/index.js';
 
 export type ScheduleStatus = 'ACTIVE' | 'PAUSED';
 

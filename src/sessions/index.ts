@@ -11,10 +11,9 @@
  * (src/gateway/session-routes.ts) and SessionService (src/rpc/session.ts) map them.
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, conflict, notFound } from '../errors/index.js';
-import type { Principal } from '../gateway/auth.js';
+import { UUID_RE, badRequest, conflict, notFound, type Principal } from '../kernel/index.js';
 import type postgres from 'postgres';
-import { UUID_RE, type EventRow, type Sql } from '../store/index.js';
+import type { EventRow, Sql } from '../store/index.js';
 
 export interface SessionRow {
   id: string;

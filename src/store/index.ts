@@ -15,13 +15,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
-import type { Logger } from '../log/index.js';
+import { TERMINAL_STATUSES, UUID_RE, type Logger } from '../kernel/index.js';
 
 export type Sql = postgres.Sql;
-
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export const TERMINAL_STATUSES = ['TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED', 'TASK_STATUS_CANCELLED', 'TASK_STATUS_TIMEOUT'] as const;
 
 /**
  * A subquery of the names a session is known by: the given one and its other name (the

@@ -29,7 +29,7 @@
 import { constants as FS } from 'node:fs';
 import { lstat, open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { AppError, Code, badRequest, notFound } from '../errors/index.js';
+import { AppError, Code, badRequest, notFound } from '../kernel/index.js';
 
 export const WORKSPACE_MAX_FILE_BYTES = 100 * 1024 * 1024;
 export const WORKSPACE_MAX_LIST_ENTRIES = 10_000;

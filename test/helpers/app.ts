@@ -6,7 +6,7 @@ import { inject } from 'vitest';
 import { startApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { LlmProvider } from '../../src/llm/index.js';
-import { createLogger } from '../../src/log/index.js';
+import { createLogger } from '../../src/kernel/index.js';
 import { startTestNats } from '../harness/nats.js';
 
 /** The internal RPC token of every test app (tests that call the RPC port present it). */

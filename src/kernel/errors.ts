@@ -29,6 +29,7 @@ export const badRequest = (msg: string) => new AppError(Code.InvalidArgument, ms
 export const notFound = (msg: string) => new AppError(Code.NotFound, msg);
 export const conflict = (msg: string) => new AppError(Code.AlreadyExists, msg);
 export const forbidden = (msg: string) => new AppError(Code.PermissionDenied, msg);
+export const unauthenticated = (msg = 'Authentication required') => new AppError(Code.Unauthenticated, msg);
 export const unavailable = (msg: string, cause?: unknown, retryAfter?: number) => new AppError(Code.Unavailable, msg, { retryable: true, cause, retryAfter });
 
 const RETRY_AFTER = 'retry-after';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatPretty, resolveLogFormat } from './index.js';
+import { formatPretty, resolveLogFormat } from './log.js';
 
 describe('log format', () => {
   it('auto is pretty at a terminal and JSON elsewhere; json and pretty are what they say', () => {

@@ -1,20 +1,12 @@
 /**
- * Authentication seam. Every protected route asks `authenticate()` for a Principal.
+ * Authentication seam (credential parsing and the policy in force; no HTTP types: the gateway
+ * hands over headers and query). Every protected route asks `authenticate()` for a Principal.
  * With GATEWAY_SKIP_AUTH=1 (the development default) every caller is the anonymous
- * principal, unless it presents credentials that verify. The verifier (src/auth: API keys,
- * JWTs) plugs in here; without one, enforcement (GATEWAY_SKIP_AUTH=0) rejects every protected
+ * principal, unless it presents credentials that verify. The verifier (AuthService in
+ * ./index.ts: API keys, JWTs) plugs in here; without one, enforcement (GATEWAY_SKIP_AUTH=0) rejects every protected
  * request with 401 rather than letting anything through.
  */
-import { AppError, Code } from '../errors/index.js';
-
-export interface Principal {
-  /** Undefined for the anonymous development principal. */
-  userId?: string;
-  tenantId?: string;
-  /** Key used for rate limiting and idempotency scoping. */
-  key: string;
-  anonymous: boolean;
-}
+import { ANONYMOUS, unauthenticated, type Principal } from '../kernel/index.js';
 
 export interface AuthInput {
   headers: Record<string, string>;
@@ -26,10 +18,6 @@ export interface AuthInput {
 export interface Authenticator {
   authenticate(input: AuthInput): Promise<Principal> | Principal;
 }
-
-export const unauthenticated = (msg = 'Authentication required') => new AppError(Code.Unauthenticated, msg);
-
-export const ANONYMOUS: Principal = Object.freeze({ key: 'anonymous', anonymous: true });
 
 export function credentialOf(input: AuthInput): string | undefined {
   const h = input.headers;

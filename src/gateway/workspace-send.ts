@@ -8,8 +8,8 @@
  * in memory. An aborted response stops the loop; the file handle is always closed.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import { STATUS_TEXT } from '../gateway/http.js';
-import { detectContentType, type OpenedFile } from './index.js';
+import { detectContentType, type OpenedFile } from '../workspace/index.js';
+import { STATUS_TEXT } from './http.js';
 
 export const WHOLE_READ_BYTES = 1024 * 1024;
 export const STREAM_CHUNK_BYTES = 256 * 1024;

@@ -1,0 +1,75 @@
+/**
+ * Import rules of the layout in DESIGN.md ("Layout"), checked by `npm run depcruise` (part of
+ * `npm run lint`, so CI runs it). Rules at severity `error` fail the run; `warn` rules are
+ * reported without failing: they describe where the layout move has not arrived yet.
+ *
+ * Tests (test/ and *.test.ts) may import anything; bench/ and scripts/ are not checked.
+ * Top-level src/app.ts and src/main.ts wire the process and may import every folder.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'kernel-is-a-leaf',
+      severity: 'error',
+      comment: 'src/kernel imports nothing else from src/ (the generated protobuf enums in src/gen excepted: kernel/proto-enums.ts).',
+      from: { path: '^src/kernel/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/kernel/', '^src/gen/'] },
+    },
+    {
+      name: 'bus-and-store-import-only-kernel',
+      severity: 'error',
+      comment: 'src/bus and src/store import only src/kernel (and their own files).',
+      from: { path: '^src/(bus|store)/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/$1/', '^src/kernel/'] },
+    },
+    {
+      name: 'nothing-imports-the-edges',
+      severity: 'error',
+      comment: 'Nothing imports src/gateway or src/rpc except src/app.ts, src/main.ts and files inside those folders.',
+      from: { path: '^src/([^/]+)/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/(gateway|rpc)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'nothing-imports-the-edges-top-level',
+      severity: 'error',
+      comment: 'Top-level files under src/ other than app.ts and main.ts do not import src/gateway or src/rpc.',
+      from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/(app|main)\\.ts$' },
+      to: { path: '^src/(gateway|rpc)/' },
+    },
+    {
+      name: 'no-circular-folders',
+      severity: 'error',
+      comment: 'No cycles between the folders of src/.',
+      scope: 'folder',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'through-the-entry-file',
+      severity: 'warn',
+      comment: "Imports of another folder go through its entry file (index.ts). Not yet true everywhere: the layout move's next steps.",
+      from: { path: '^src/([^/]+)/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/[^/]+/', pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$', '^src/gen/'] },
+    },
+    {
+      name: 'through-the-entry-file-top-level',
+      severity: 'warn',
+      comment: 'src/app.ts and src/main.ts import folders through their entry files too.',
+      from: { path: '^src/[^/]+\\.ts$' },
+      to: { path: '^src/[^/]+/', pathNot: ['^src/[^/]+/index\\.ts$', '^src/gen/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules'] },
+    exclude: { path: '^node_modules/' },
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'],
+    },
+  },
+};
