@@ -400,7 +400,9 @@ describe('update, pause, resume, delete', () => {
 describe('runs', () => {
   it('fires a due schedule as a task of its owner and records the run with the spec fields', async () => {
     const u = await register();
-    const id = await createSchedule(u, { cron_expression: '0 * * * *', task_query: `scheduled digest ${randomUUID()}`, task_context: { source: 'schedule' } });
+    // A yearly cron: no cron time can fall between makeDue's time and the tick (with an hourly
+    // one, a run crossing the top of the hour catches up that later time instead).
+    const id = await createSchedule(u, { cron_expression: '0 0 1 1 *', task_query: `scheduled digest ${randomUUID()}`, task_context: { source: 'schedule' } });
     const due = await makeDue(id);
     const [run] = await waitRunsDone(u, id);
     expect(run.status).toBe('COMPLETED');
@@ -552,7 +554,8 @@ describe('several schedulers', () => {
     for (const owner of users) {
       for (let i = 0; i < 3; i++) {
         const query = `two schedulers ${randomUUID()}`;
-        ids.push({ u: owner, id: await createSchedule(owner, { cron_expression: '0 * * * *', task_query: query }), query });
+        // Yearly: the two rounds' due times stay distinct even across the top of an hour.
+        ids.push({ u: owner, id: await createSchedule(owner, { cron_expression: '0 0 1 1 *', task_query: query }), query });
       }
     }
     for (let round = 1; round <= 2; round++) {
