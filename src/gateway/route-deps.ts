@@ -20,6 +20,19 @@ export function admitted(admit: Admit, fn: (req: Req, p: Principal) => Promise<u
   };
 }
 
+/**
+ * Like `admitted`, for a handler that builds the whole reply (status, headers, body): the
+ * X-RateLimit-* headers are added, the handler's own headers win. `burst` also counts the
+ * request against the task-list burst limit.
+ */
+export function admittedReply(admit: Admit, fn: (req: Req, p: Principal) => Promise<Reply> | Reply, o: { burst?: boolean } = {}): (req: Req) => Promise<Reply> {
+  return async (req) => {
+    const { p, headers } = await admit(req, o);
+    const r = await fn(req, p);
+    return { ...r, headers: { ...headers, ...r.headers } };
+  };
+}
+
 export interface RouteDeps {
   ctx: { cors: CorsPolicy; log: Logger };
   admit: Admit;

@@ -1,0 +1,141 @@
+/**
+ * Admission: what a request passes before a handler runs. Authentication (the Authenticator
+ * from auth/: API keys, JWTs, or the anonymous development principal), the per-key rate limit
+ * and the burst limit on the task list (counters in NATS KV, shared by every gateway), and the
+ * Idempotency-Key cache for task submission (NATS KV, one entry per key, claimed atomically so
+ * concurrent requests with the same key get one task and the same reply).
+ */
+import { createHash } from 'node:crypto';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import type { Bus } from '../bus/index.js';
+import { AppError, Code, badRequest, unavailable, type Logger, type Principal } from '../kernel/index.js';
+import { createAuthenticator, type AuthService, type Authenticator } from '../auth/index.js';
+import type { Reply, Req } from './http.js';
+import { RateLimitedError, RateLimiter, rateHeaders, type Limit } from './rate-limit.js';
+
+export interface AdmissionConfig {
+  skipAuth: boolean;
+  rateLimitRequests: number;
+  rateLimitWindowSeconds: number;
+  taskListBurstPerSecond: number;
+}
+
+export class Admission {
+  /** Credentials to a Principal; the stream endpoints call it directly (their replies are not JSON). */
+  readonly auth: Authenticator;
+  readonly idempotency: Idempotency;
+  private readonly limiter: RateLimiter;
+  private readonly limits: { perKey: Limit; burst: Limit };
+
+  constructor(cfg: AdmissionConfig, deps: { bus: Bus; log: Logger; authService?: AuthService }) {
+    this.auth = createAuthenticator({ skipAuth: cfg.skipAuth, verifier: deps.authService });
+    this.limiter = new RateLimiter(deps.bus.kv.ratelimit, deps.log, () => deps.bus.connected);
+    this.limits = {
+      perKey: { name: 'key', requests: cfg.rateLimitRequests, windowSeconds: cfg.rateLimitWindowSeconds },
+      burst: { name: 'tasklist', requests: cfg.taskListBurstPerSecond, windowSeconds: 1 },
+    };
+    this.idempotency = new Idempotency(deps.bus, deps.log);
+  }
+
+  /**
+   * Authenticates and counts the request against the per-key limit (and the burst limit
+   * where asked); returns the principal and the X-RateLimit-* headers for the reply.
+   */
+  async admit(req: Req, o: { burst?: boolean; allowQueryKey?: boolean } = {}): Promise<{ p: Principal; headers: Record<string, string> }> {
+    const p = await this.auth.authenticate({ headers: req.headers, query: req.query, allowQueryKey: o.allowQueryKey });
+    const headers: Record<string, string> = {};
+    if (p.anonymous) return { p, headers };
+    if (o.burst) {
+      const b = await this.limiter.hit(p, this.limits.burst);
+      if (b && !b.allowed) throw new RateLimitedError(b);
+    }
+    const d = await this.limiter.hit(p, this.limits.perKey);
+    if (d) {
+      if (!d.allowed) throw new RateLimitedError(d);
+      Object.assign(headers, rateHeaders(d));
+    }
+    return { p, headers };
+  }
+
+  /** Counts an authenticated stream request against the per-key limit (no headers: streams write their own). */
+  async limitStream(p: Principal): Promise<void> {
+    const d = await this.limiter.hit(p, this.limits.perKey);
+    if (d && !d.allowed) throw new RateLimitedError(d);
+  }
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const PENDING = '"__pending__"';
+
+/**
+ * The Idempotency-Key cache: the key is per principal and per endpoint (a hash of both and the
+ * header); the first request claims it (a KV create, atomic), runs, and stores its reply; a
+ * request that finds a reply gets it back with `Idempotency-Replayed: true`; one that finds the
+ * claim waits up to 10 s for the reply. A failed request releases its claim. Entries expire
+ * with the bucket's TTL (IDEMPOTENCY_TTL_SECONDS).
+ */
+export class Idempotency {
+  constructor(
+    private readonly bus: Bus,
+    private readonly log: Logger,
+  ) {}
+
+  /** The cache key for this request's Idempotency-Key header, if it has one (400 when malformed). */
+  keyOf(req: Req, p: Principal, scope: string): { idemKey?: string; kvKey?: string } {
+    const idemKey = req.headers['idempotency-key'];
+    if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 255)) throw badRequest('Idempotency-Key must be 1 to 255 characters');
+    const kvKey = idemKey ? createHash('sha256').update(`${p.key}\0${scope}\0${idemKey}`).digest('hex') : undefined;
+    return { idemKey, kvKey };
+  }
+
+  /** The stored reply (marked replayed); waits when another request holds the key; undefined when there is none. */
+  async cachedReply(kvKey: string): Promise<Reply | undefined> {
+    const e = await this.bus.kv.idempotency.get(kvKey).catch(() => null);
+    if (!e || e.operation !== 'PUT' || !e.value.length) return undefined;
+    const text = dec.decode(e.value);
+    if (text === PENDING) return this.awaitReply(kvKey);
+    const reply = JSON.parse(text) as Reply;
+    return { ...reply, headers: { ...reply.headers, 'Idempotency-Replayed': 'true' } };
+  }
+
+  /**
+   * Claims the key atomically: false when another request holds it (then `awaitReply`); 503
+   * with Retry-After `retryAfterSeconds` when the store is unreachable.
+   */
+  claim(kvKey: string, retryAfterSeconds: number): Promise<boolean> {
+    return this.bus.kv.idempotency.create(kvKey, enc.encode(PENDING)).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence) return false;
+        throw unavailable('Service temporarily unavailable: the idempotency store is unreachable; retry later', err, retryAfterSeconds);
+      },
+    );
+  }
+
+  /** Stores the reply for later requests with the same key (a failed write is logged, not fatal). */
+  async store(kvKey: string, reply: Reply): Promise<void> {
+    await this.bus.kv.idempotency.put(kvKey, enc.encode(JSON.stringify(reply))).catch((err) => this.log.warn({ err }, 'idempotency cache write failed'));
+  }
+
+  /** Releases the claim of a request that failed, so a retry runs again. */
+  async release(kvKey: string): Promise<void> {
+    await this.bus.kv.idempotency.delete(kvKey).catch(() => {});
+  }
+
+  /** Another request holds the key: wait (up to 10 s) for its reply. */
+  async awaitReply(kvKey: string): Promise<Reply> {
+    const end = Date.now() + 10_000;
+    while (Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 20));
+      const e = await this.bus.kv.idempotency.get(kvKey).catch(() => null);
+      if (!e || e.operation !== 'PUT') break; // the first request failed; nothing cached
+      const text = dec.decode(e.value);
+      if (text !== PENDING) {
+        const reply = JSON.parse(text) as Reply;
+        return { ...reply, headers: { ...reply.headers, 'Idempotency-Replayed': 'true' } };
+      }
+    }
+    throw new AppError(Code.Aborted, 'A request with the same Idempotency-Key is in progress or failed; retry');
+  }
+}

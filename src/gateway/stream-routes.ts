@@ -1,0 +1,352 @@
+/**
+ * The live event streams: SSE (/api/v1/stream/sse and /api/v1/tasks/:id/stream) and
+ * WebSocket (/api/v1/stream/ws), one connection class each over the shared feeds of
+ * streams.ts (StreamHub). A client resumes with Last-Event-ID (or `last_event_id`); a gap
+ * the ring and the event store cannot fill is announced, not hidden. A user streams only
+ * their own workflows, counted against the per-key rate limit. Writes stop at the first
+ * sign of backpressure and resume on drain; SSE connections get heartbeats and are closed
+ * after the inactivity timeout; on shutdown every SSE client is told to reconnect elsewhere.
+ */
+import type { Client } from '@connectrpc/connect';
+import type { HttpResponse, TemplatedApp, WebSocket } from 'uWebSockets.js';
+import { parseResumePoint } from '../bus/index.js';
+import { badRequest, isUuid, type Logger, type Principal } from '../kernel/index.js';
+import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
+import type { Admission } from './admission.js';
+import { copyRequest, corsHeaders, errorReply, writeReply, type CorsPolicy, type Req } from './http.js';
+import { gapFrame, type Encoded, type Feed, type StreamHub, type Subscriber } from './streams.js';
+import { ownedTask } from './task-routes.js';
+
+export interface StreamRoutesConfig {
+  maxBufferedBytes: number;
+  heartbeatSeconds: number;
+  inactivitySeconds: number;
+}
+
+export interface StreamRoutesDeps {
+  hub: StreamHub;
+  admission: Admission;
+  orchestrator: Client<typeof OrchestratorService>;
+  cors: CorsPolicy;
+  log: Logger;
+}
+
+/** The stream endpoints, their open SSE connections and the heartbeat/inactivity timer. */
+export class StreamRoutes {
+  /** Open SSE connections (heartbeats, inactivity, shutdown). */
+  readonly sse = new Set<SseConn>();
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly cfg: StreamRoutesConfig,
+    private readonly deps: StreamRoutesDeps,
+  ) {}
+
+  register(app: TemplatedApp): void {
+    app.get('/api/v1/stream/sse', (res, req) => this.openSse(res, copyRequest(req, 0)));
+    app.get('/api/v1/tasks/:id/stream', (res, req) => {
+      const r = copyRequest(req, 1);
+      r.query.set('workflow_id', r.params[0]);
+      this.openSse(res, r);
+    });
+    this.wsRoute(app);
+  }
+
+  private openSse(res: HttpResponse, req: Req): void {
+    const cors = corsHeaders(this.deps.cors, req.headers.origin);
+    const conn = new SseConn(res, this);
+    res.onAborted(() => conn.onAborted());
+    const fail = (err: unknown) => {
+      if (!conn.closed) {
+        conn.closed = true;
+        writeReply(res, errorReply(err, this.deps.log), cors);
+      }
+    };
+    try {
+      const wf = req.query.get('workflow_id') ?? '';
+      if (!wf) throw badRequest('workflow_id is required');
+      if (!isUuid(wf)) throw badRequest('invalid workflow_id');
+      const typesRaw = req.query.get('types');
+      const filter = typesRaw
+        ? new Set(
+            typesRaw
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          )
+        : undefined;
+      const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
+      const after = parseResumePoint(resumeRaw);
+      if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined)
+        throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
+      const principal = this.deps.admission.auth.authenticate({ headers: req.headers, query: req.query, allowQueryKey: true });
+      const start = () => {
+        if (conn.closed) return;
+        conn.filter = filter && filter.size ? filter : undefined;
+        res.cork(() => {
+          res.writeStatus('200 OK');
+          for (const [k, v] of Object.entries({
+            'Content-Type': 'text/event-stream',
+            'Cache-Control': 'no-cache',
+            Connection: 'keep-alive',
+            'X-Accel-Buffering': 'no',
+            'X-Workflow-ID': wf,
+            ...cors,
+          }))
+            res.writeHeader(k, v);
+          res.write(': stream open\n\n');
+        });
+        this.sse.add(conn);
+        void this.deps.hub
+          .attach(wf, conn, after ?? 0, (a, first) => conn.writeRaw(gapFrame(a, first).frame))
+          .then((feed) => {
+            conn.feed = feed;
+            if (conn.closed) feed.remove(conn);
+          })
+          .catch((err) => {
+            this.deps.log.warn({ err, workflow_id: wf }, 'stream attach failed');
+            conn.drop('stream unavailable');
+          });
+      };
+      if (principal instanceof Promise || !principal.anonymous) this.authorizeStream(principal, wf).then(start, fail);
+      else start();
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  /** A user may stream only their own workflows (the anonymous development principal: any). */
+  private async authorizeStream(principal: Principal | Promise<Principal>, wf: string): Promise<void> {
+    const p = await principal;
+    if (p.anonymous) return;
+    await this.deps.admission.limitStream(p);
+    await ownedTask(this.deps.orchestrator, wf, p);
+  }
+
+  forgetSse(c: SseConn): void {
+    this.sse.delete(c);
+  }
+
+  private wsRoute(app: TemplatedApp): void {
+    interface WsData {
+      wf: string;
+      after: number;
+      sub?: WsSub;
+    }
+    app.ws<WsData>('/api/v1/stream/ws', {
+      maxPayloadLength: 64 * 1024,
+      // The feed stops writing at the first sign of backpressure and drops a client more
+      // than maxBufferedBytes behind, so uWS's own limit (which would drop messages
+      // silently, then close) is only a last guard: one batch over the feed's bound.
+      maxBackpressure: 4 * this.cfg.maxBufferedBytes,
+      closeOnBackpressureLimit: 1 as unknown as number,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res, rawReq, context) => {
+        const req = copyRequest(rawReq, 0);
+        const key = req.headers['sec-websocket-key'];
+        const protocol = req.headers['sec-websocket-protocol'] ?? '';
+        const extensions = req.headers['sec-websocket-extensions'] ?? '';
+        let aborted = false;
+        res.onAborted(() => {
+          aborted = true;
+        });
+        const cors = corsHeaders(this.deps.cors, req.headers.origin);
+        const reject = (err: unknown) => {
+          if (!aborted) writeReply(res, errorReply(err, this.deps.log), cors);
+        };
+        try {
+          const wf = req.query.get('workflow_id') ?? '';
+          if (!wf) throw badRequest('workflow_id is required');
+          if (!isUuid(wf)) throw badRequest('invalid workflow_id');
+          const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
+          const after = parseResumePoint(resumeRaw);
+          if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined)
+            throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
+          const p = this.deps.admission.auth.authenticate({ headers: req.headers });
+          const go = () => {
+            if (aborted) return;
+            res.cork(() => res.upgrade<WsData>({ wf, after: after ?? 0 }, key, protocol, extensions, context));
+          };
+          if (p instanceof Promise || !p.anonymous) this.authorizeStream(p, wf).then(go, reject);
+          else go();
+        } catch (err) {
+          reject(err);
+        }
+      },
+      open: (ws) => {
+        const data = ws.getUserData();
+        const sub = new WsSub(ws);
+        data.sub = sub;
+        void this.deps.hub
+          .attach(data.wf, sub, data.after, (a, first) => sub.sendJson(gapFrame(a, first).json))
+          .then((feed) => {
+            sub.feed = feed;
+            if (sub.closed) feed.remove(sub);
+          })
+          .catch(() => sub.drop('stream unavailable'));
+      },
+      message: () => {
+        /* clients only listen on this socket */
+      },
+      drain: (ws) => ws.getUserData().sub?.onDrain(),
+      close: (ws) => {
+        const sub = ws.getUserData().sub;
+        if (sub) {
+          sub.closed = true;
+          sub.feed?.remove(sub);
+        }
+      },
+    });
+  }
+
+  /** Heartbeats and the inactivity timeout for SSE connections. */
+  startTimers(): void {
+    const hb = setInterval(
+      () => {
+        const now = Date.now();
+        const idleMs = this.cfg.inactivitySeconds * 1000;
+        for (const c of this.sse) {
+          if (now - c.lastEventAt > idleMs) c.timeout(this.cfg.inactivitySeconds);
+          else c.heartbeat();
+        }
+      },
+      Math.min(this.cfg.heartbeatSeconds, this.cfg.inactivitySeconds) * 1000,
+    );
+    hb.unref();
+    this.timers.push(hb);
+  }
+
+  stopTimers(): void {
+    this.timers.forEach(clearInterval);
+  }
+
+  /** Ends every open SSE stream, telling the client to reconnect with Last-Event-ID. */
+  closeAll(): void {
+    for (const c of [...this.sse]) c.close();
+  }
+}
+
+/** One SSE client. */
+export class SseConn implements Subscriber {
+  cursor = 0;
+  filter?: Set<string>;
+  backpressured = false;
+  closed = false;
+  feed?: Feed;
+  lastEventAt = Date.now();
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly owner: { forgetSse(c: SseConn): void },
+  ) {}
+
+  onAborted(): void {
+    this.closed = true;
+    this.feed?.remove(this);
+    this.owner.forgetSse(this);
+  }
+
+  write(events: Encoded[], shared?: Buffer): boolean {
+    if (this.closed) return false;
+    const buf = shared ?? (events.length === 1 ? events[0].frame : Buffer.concat(events.map((e) => e.frame)));
+    this.lastEventAt = Date.now();
+    return this.writeRaw(buf);
+  }
+
+  writeRaw(buf: Buffer | string): boolean {
+    if (this.closed) return false;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(buf);
+    });
+    if (!ok) {
+      this.backpressured = true;
+      this.res.onWritable(() => {
+        this.backpressured = false;
+        this.feed?.flushOne(this);
+        // While an onWritable handler is registered uWS drains its own buffer only on a write;
+        // with nothing new to send, an empty cork/uncork does it (else the tail would wait for the next event).
+        if (!this.closed && !this.backpressured) this.res.cork(() => {});
+        return true;
+      });
+    }
+    return ok;
+  }
+
+  heartbeat(): void {
+    if (!this.closed && !this.backpressured) this.writeRaw(': heartbeat\n\n');
+  }
+
+  private finish(tail: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.feed?.remove(this);
+    this.owner.forgetSse(this);
+    this.res.cork(() => this.res.end(tail));
+  }
+
+  end(): void {
+    this.finish('event: done\ndata: [DONE]\n\n');
+  }
+
+  timeout(seconds: number): void {
+    this.finish(`: closing after ${seconds} seconds without events; reconnect with Last-Event-ID to resume\n\n`);
+  }
+
+  drop(reason: string): void {
+    this.finish(`event: error\ndata: ${JSON.stringify({ error: reason })}\n\n`);
+  }
+
+  close(): void {
+    this.finish(': server shutting down; reconnect with Last-Event-ID to resume\n\n');
+  }
+}
+
+/** One WebSocket stream client: a JSON event per message, STREAM_END last. */
+class WsSub implements Subscriber {
+  cursor = 0;
+  filter = undefined;
+  backpressured = false;
+  closed = false;
+  feed?: Feed;
+
+  constructor(private readonly ws: WebSocket<unknown>) {}
+
+  sendJson(json: string): void {
+    if (!this.closed) this.ws.send(json, false);
+  }
+
+  /** Like SSE: stops at the first write the socket cannot take; `drain` resumes it. */
+  write(events: Encoded[]): boolean {
+    if (this.closed) return false;
+    this.ws.cork(() => {
+      for (const e of events) this.ws.send(e.json, false);
+    });
+    if (this.ws.getBufferedAmount() > 0) {
+      this.backpressured = true;
+      return false;
+    }
+    return true;
+  }
+
+  onDrain(): void {
+    if (this.closed || this.ws.getBufferedAmount() > 0) return;
+    this.backpressured = false;
+    this.feed?.flushOne(this);
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.feed?.remove(this);
+    this.ws.end(1000, 'stream end');
+  }
+
+  drop(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.feed?.remove(this);
+    this.ws.end(1008, reason.slice(0, 120));
+  }
+}
