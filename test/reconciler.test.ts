@@ -1,6 +1,8 @@
 /** A QUEUED row whose start message never reached the work queue is re-published, once. */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startMessage, type QueuedTask } from '../src/actors/enqueue.js';
+import { STREAMS, subjects } from '../src/bus/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
 let t: TestApp | undefined;
@@ -58,6 +60,36 @@ describe('reconciler', () => {
     } finally {
       // Leave nothing QUEUED behind for other test files' reconcilers (they share the database).
       await t.app.store.sql`UPDATE tasks SET status = 'TASK_STATUS_CANCELLED' WHERE id IN (${task_id}::uuid, ${orphan}::uuid)`;
+    }
+  });
+});
+
+describe('the start message is built once', () => {
+  it('a start message rebuilt from the stored row (as the reconciler does) equals the one the submission published', async () => {
+    // No worker: start messages stay in the queue where they can be read.
+    t = await startTestApp({ ROLES: 'gateway,orchestrator' });
+    const { task_id: id } = await json(
+      await fetch(`${t.base}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+        body: JSON.stringify({ query: 'the same message twice', mode: 'supervisor', model_tier: 'large', max_concurrent_agents: 3 }),
+      }),
+    );
+    const { jsm } = t.app.bus;
+    const read = async () =>
+      JSON.parse(new TextDecoder().decode((await jsm.streams.getMessage(STREAMS.tasks, { last_by_subj: subjects.taskStart(id) }))!.data));
+    const submitted = await read();
+    expect(submitted).toMatchObject({ task_id: id, mode: 'supervisor', model_tier: 'large', max_concurrent_agents: 3, new_session: true });
+    expect(submitted.trace_id).toBe('0af7651916cd43dd8448eb211c80319c');
+    // What the reconciler would publish for this row (it publishes startMessage(row); a
+    // re-publish here would be dropped by JetStream's de-duplication of the task id).
+    const [row] = await t.app.store
+      .sql`SELECT id, session_id, user_id, tenant_id, query, context, options, mode, trace_id, created_at FROM tasks WHERE id = ${id}`;
+    try {
+      expect(startMessage(row as unknown as QueuedTask)).toEqual(submitted);
+    } finally {
+      await jsm.streams.purge(STREAMS.tasks, { filter: subjects.taskStart(id) });
+      await t.app.store.sql`DELETE FROM tasks WHERE id = ${id}`;
     }
   });
 });

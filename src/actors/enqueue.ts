@@ -7,7 +7,7 @@
  * that receives a start message whose row is gone acks it without running anything.
  */
 import { subjects, type Bus } from '../bus/index.js';
-import { unavailable, type Logger } from '../kernel/index.js';
+import { MODE_BY_EXECUTION, unavailable, type Logger, type Mode, type Tier } from '../kernel/index.js';
 import type { Store } from '../store/index.js';
 import type { TaskStart } from './workflows.js';
 
@@ -17,6 +17,45 @@ export const START_PUBLISH_DEADLINE_MS = 3000;
 export const REFUSED_RETRY_AFTER_SECONDS = 5;
 
 const enc = new TextEncoder();
+
+/** A task as it is stored (the tasks row): everything its start message is built from. */
+export interface QueuedTask {
+  id: string;
+  session_id: string;
+  user_id: string | null;
+  tenant_id: string | null;
+  query: string;
+  context: Record<string, unknown> | null;
+  /** What was asked at submission: mode (when named), model_tier, model_override, max_concurrent_agents, new_session. */
+  options: Record<string, unknown> | null;
+  /** The execution mode name stored with the task (EXECUTION_MODE_*). */
+  mode: string;
+  trace_id: string | null;
+  created_at: Date;
+}
+
+/**
+ * The start message of a stored task, built here only: at submission and when the
+ * reconciler publishes it again, so both carry the same fields.
+ */
+export function startMessage(t: QueuedTask): TaskStart {
+  const o = t.options ?? {};
+  return {
+    task_id: t.id,
+    session_id: t.session_id,
+    user_id: t.user_id ?? undefined,
+    tenant_id: t.tenant_id ?? undefined,
+    query: t.query,
+    context: t.context ?? {},
+    mode: (o.mode as Mode | undefined) ?? MODE_BY_EXECUTION.get(t.mode) ?? 'simple',
+    model_tier: (o.model_tier as Tier | undefined) ?? 'small',
+    model_override: (o.model_override as string | undefined) || undefined,
+    max_concurrent_agents: (o.max_concurrent_agents as number | undefined) || undefined,
+    trace_id: t.trace_id ?? undefined,
+    submitted_at: t.created_at.toISOString(),
+    ...(o.new_session ? { new_session: true } : {}),
+  };
+}
 
 export async function enqueueStart(d: { bus: Bus; store: Store; log: Logger }, start: TaskStart): Promise<void> {
   const id = start.task_id;

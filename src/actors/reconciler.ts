@@ -8,9 +8,9 @@
  * journal instead of repeating steps.
  */
 import { STREAMS, subjects, type Bus } from '../bus/index.js';
-import { MODE_BY_EXECUTION, type Logger, type Mode } from '../kernel/index.js';
+import type { Logger } from '../kernel/index.js';
 import type { Store } from '../store/index.js';
-import type { TaskStart } from './workflows.js';
+import { startMessage, type QueuedTask } from './enqueue.js';
 
 export class Reconciler {
   private timer?: NodeJS.Timeout;
@@ -38,41 +38,14 @@ export class Reconciler {
   private async pass(): Promise<string[]> {
     const republished: string[] = [];
     try {
-      const rows = await this.store.sql<
-        {
-          id: string;
-          session_id: string;
-          user_id: string | null;
-          tenant_id: string | null;
-          query: string;
-          context: Record<string, unknown>;
-          options: Record<string, unknown>;
-          mode: string;
-          trace_id: string | null;
-          created_at: Date;
-        }[]
-      >`
+      const rows = await this.store.sql<QueuedTask[]>`
         SELECT id, session_id, user_id, tenant_id, query, context, options, mode, trace_id, created_at FROM tasks
         WHERE status = 'TASK_STATUS_QUEUED' AND created_at < ${new Date(Date.now() - this.opts.graceMs)}
         ORDER BY created_at LIMIT 500`;
       for (const r of rows) {
         const inQueue = await this.bus.jsm.streams.getMessage(STREAMS.tasks, { last_by_subj: subjects.taskStart(r.id) }).catch(() => null);
         if (inQueue) continue;
-        const o = r.options ?? {};
-        const start: TaskStart = {
-          task_id: r.id,
-          session_id: r.session_id,
-          user_id: r.user_id ?? undefined,
-          tenant_id: r.tenant_id ?? undefined,
-          query: r.query,
-          context: r.context ?? {},
-          mode: (o.mode as Mode | undefined) ?? MODE_BY_EXECUTION.get(r.mode) ?? 'simple',
-          model_tier: (o.model_tier as TaskStart['model_tier']) ?? 'small',
-          model_override: o.model_override as string | undefined,
-          max_concurrent_agents: o.max_concurrent_agents as number | undefined,
-          trace_id: r.trace_id ?? undefined,
-          submitted_at: r.created_at.toISOString(),
-        };
+        const start = startMessage(r);
         await this.bus.js.publish(subjects.taskStart(r.id), new TextEncoder().encode(JSON.stringify(start)), { msgID: r.id });
         republished.push(r.id);
         this.log.warn({ workflow_id: r.id }, 'queued task had no start message; re-published it');

@@ -38,9 +38,8 @@ import {
   type Tier,
 } from '../kernel/index.js';
 import type { Store, TaskRow } from '../store/index.js';
-import type { TaskStart } from '../actors/workflows.js';
 import { readControl, updateControl } from '../actors/control.js';
-import { enqueueStart } from '../actors/enqueue.js';
+import { enqueueStart, startMessage } from '../actors/enqueue.js';
 import { firstGiven, notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 
@@ -184,23 +183,22 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
         model_tier: tier,
         model_override: modelOverride,
         max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
-      };
-      await d.store.insertTask({ id: taskId, sessionId, userId, tenantId, query, context, options, mode: EXECUTION_MODE[mode], traceId, createdAt });
-      const start: TaskStart = {
-        task_id: taskId,
-        session_id: sessionId,
-        user_id: userId,
-        tenant_id: tenantId,
-        query,
-        context,
-        mode,
-        model_tier: tier,
-        model_override: modelOverride,
-        max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
-        trace_id: traceId,
-        submitted_at: createdAt.toISOString(),
+        // The client named no session: one was generated (the workflow then skips history).
         ...(md?.sessionId ? {} : { new_session: true }),
       };
+      await d.store.insertTask({ id: taskId, sessionId, userId, tenantId, query, context, options, mode: EXECUTION_MODE[mode], traceId, createdAt });
+      const start = startMessage({
+        id: taskId,
+        session_id: sessionId,
+        user_id: userId ?? null,
+        tenant_id: tenantId ?? null,
+        query,
+        context,
+        options,
+        mode: EXECUTION_MODE[mode],
+        trace_id: traceId ?? null,
+        created_at: createdAt,
+      });
       await enqueueStart(d, start);
       d.log.debug({ workflow_id: taskId, trace_id: traceId, mode }, 'task submitted');
       return {
