@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { json, runTask, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
 
@@ -83,19 +83,6 @@ const get = async (path: string, h: Record<string, string>) => {
   return json(r);
 };
 
-async function runTask(h: Record<string, string>, body: Record<string, unknown>) {
-  const r = await fetch(`${t.base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...h },
-    body: JSON.stringify({ mode: 'simple', ...body }),
-  });
-  const { task_id } = await json(r);
-  return waitFor(async () => {
-    const s = await get(`/api/v1/tasks/${task_id}`, h);
-    return s.status === 'TASK_STATUS_COMPLETED' ? s : undefined;
-  });
-}
-
 /** Waits until the archive holds the task's whole stream (STREAM_END). */
 const archived = (id: string, h: Record<string, string>) =>
   waitFor(async () => {
@@ -150,8 +137,8 @@ describe('sessions: the fields the SDK reads', () => {
   it('list, details, history and events carry them with the right types; the aggregates add up', async () => {
     const u = await register();
     const ext = `sdk-${randomUUID()}`;
-    const a = await runTask(u.h, { query: 'first question', session_id: ext });
-    const b = await runTask(u.h, { query: 'second question', session_id: ext });
+    const a = await runTask(t.base, u.h, { query: 'first question', session_id: ext });
+    const b = await runTask(t.base, u.h, { query: 'second question', session_id: ext });
     // A failed turn, written as the workflow would have.
     const failedId = randomUUID();
     await t.app.store.insertTask({
@@ -249,7 +236,7 @@ describe('sessions: the fields the SDK reads', () => {
 describe('tasks, control, health: the fields the SDK reads', () => {
   it('task status, task events, cancel/pause/resume and control-state', async () => {
     const u = await register();
-    const s = await runTask(u.h, { query: 'Say hi' });
+    const s = await runTask(t.base, u.h, { query: 'Say hi' });
     expectSchema('TaskStatus', s);
     expectFields('GET /tasks/{id}', s, {
       task_id: 'string',

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { json, readSse, waitFor } from './helpers/app.js';
+import { archivedEvents, json, readSse, waitFor } from './helpers/app.js';
 import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'taskorch-supervised-'));
@@ -18,7 +18,6 @@ afterAll(async () => {
   // SIGTERM: the service stops its nats-server child too.
   p?.kill('SIGTERM');
   await p?.exited;
-  if (process.env.DEBUG_SUP) console.log(p?.logs.slice(-15).join('\n'));
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -92,12 +91,8 @@ describe('embedded nats-server supervision', () => {
       expect(evs.at(-1)?.type).toBe('STREAM_END');
     }
     for (const id of accepted) {
-      const h = await waitFor(async () => {
-        const b = await json(await fetch(`${base}/api/v1/tasks/${id}/events?limit=5000`));
-        return b.events.at(-1)?.type === 'STREAM_END' ? b : undefined;
-      }, 20_000);
-      const seqs = h.events.map((e: { seq: number }) => e.seq);
-      expect(seqs, id).toEqual(seqs.map((_: number, i: number) => i + 1));
+      const seqs = (await archivedEvents(base, id)).map((e) => e.seq);
+      expect(seqs, id).toEqual(seqs.map((_, i) => i + 1));
     }
     const sql = postgres(inject('pgUrl'), { max: 1, onnotice: () => {} });
     try {

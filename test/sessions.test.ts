@@ -1,7 +1,7 @@
 /** Sessions: endpoints, multi-turn history with window and compression, owner isolation. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { json, runTask, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -27,25 +27,12 @@ async function user(): Promise<Record<string, string>> {
 
 const get = (path: string, h: Record<string, string>) => fetch(t.base + path, { headers: h });
 
-async function runTask(h: Record<string, string>, body: Record<string, unknown>) {
-  const r = await fetch(`${t.base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...h },
-    body: JSON.stringify({ mode: 'simple', ...body }),
-  });
-  const { task_id } = await json(r);
-  return waitFor(async () => {
-    const s = await json(await get(`/api/v1/tasks/${task_id}`, h));
-    return s.status === 'TASK_STATUS_COMPLETED' ? s : undefined;
-  });
-}
-
 describe('session endpoints', () => {
   it('creates a session with its first task and serves it by external id and by UUID', async () => {
     const h = await user();
     const ext = `chat-${randomUUID()}`;
-    await runTask(h, { query: 'first question', session_id: ext });
-    await runTask(h, { query: 'second question', session_id: ext });
+    await runTask(t.base, h, { query: 'first question', session_id: ext });
+    await runTask(t.base, h, { query: 'second question', session_id: ext });
     const byExt = await json(await get(`/api/v1/sessions/${ext}`, h));
     expect(byExt).toMatchObject({ external_id: ext, title: '', task_count: 2 });
     expect(byExt.session_id).toMatch(/^[0-9a-f-]{36}$/);
@@ -62,7 +49,7 @@ describe('session endpoints', () => {
     expect(list.sessions[0]).toMatchObject({ session_id: byExt.session_id, external_id: ext, task_count: 2 });
     // A UUID session id names the session itself.
     const sid = randomUUID();
-    await runTask(h, { query: 'uuid session', session_id: sid });
+    await runTask(t.base, h, { query: 'uuid session', session_id: sid });
     expect((await json(await get(`/api/v1/sessions/${sid}`, h))).session_id).toBe(sid);
     const two = await json(await get('/api/v1/sessions?limit=1&offset=1', h));
     expect(two.total_count).toBe(2);
@@ -73,8 +60,8 @@ describe('session endpoints', () => {
   it('returns the conversation history and the events grouped by turn', async () => {
     const h = await user();
     const ext = `hist-${randomUUID()}`;
-    const a = await runTask(h, { query: 'one', session_id: ext });
-    const b = await runTask(h, { query: 'two', session_id: ext });
+    const a = await runTask(t.base, h, { query: 'one', session_id: ext });
+    const b = await runTask(t.base, h, { query: 'two', session_id: ext });
     const hist = await json(await get(`/api/v1/sessions/${ext}/history`, h));
     expect(hist.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
       ['user', 'one'],
@@ -96,7 +83,7 @@ describe('session endpoints', () => {
   it('updates the title, soft-deletes idempotently and validates', async () => {
     const h = await user();
     const ext = `t-${randomUUID()}`;
-    await runTask(h, { query: 'x', session_id: ext });
+    await runTask(t.base, h, { query: 'x', session_id: ext });
     const patch = (body: unknown) =>
       fetch(`${t.base}/api/v1/sessions/${ext}`, { method: 'PATCH', headers: { 'content-type': 'application/json', ...h }, body: JSON.stringify(body) });
     const ok = await patch({ title: 'Trip planning' });
@@ -117,7 +104,7 @@ describe('session endpoints', () => {
     const a = await user();
     const b = await user();
     const ext = `private-${randomUUID()}`;
-    await runTask(a, { query: 'secret', session_id: ext });
+    await runTask(t.base, a, { query: 'secret', session_id: ext });
     const sid = (await json(await get(`/api/v1/sessions/${ext}`, a))).session_id;
     for (const path of [`/api/v1/sessions/${ext}`, `/api/v1/sessions/${sid}`, `/api/v1/sessions/${sid}/history`, `/api/v1/sessions/${sid}/events`]) {
       expect((await get(path, b)).status, path).toBe(404);
@@ -132,7 +119,7 @@ describe('session endpoints', () => {
     await fetch(`${t.base}/api/v1/sessions/${sid}`, { method: 'DELETE', headers: b });
     expect((await get(`/api/v1/sessions/${sid}`, a)).status).toBe(200);
     // The same external id is a different session for b.
-    await runTask(b, { query: 'b own', session_id: ext });
+    await runTask(t.base, b, { query: 'b own', session_id: ext });
     const bs = await json(await get(`/api/v1/sessions/${ext}`, b));
     expect(bs.session_id).not.toBe(sid);
     expect(bs.task_count).toBe(1);
@@ -143,10 +130,10 @@ describe('multi-turn history', () => {
   it('gives a task the earlier turns of its session', async () => {
     const h = await user();
     const ext = `mt-${randomUUID()}`;
-    await runTask(h, { query: 'remember 42', session_id: ext });
-    const second = await runTask(h, { query: 'what did I say?', session_id: ext });
+    await runTask(t.base, h, { query: 'remember 42', session_id: ext });
+    const second = await runTask(t.base, h, { query: 'what did I say?', session_id: ext });
     expect(second.metadata.history).toMatchObject({ total: 2, kept: 2 });
-    const alone = await runTask(h, { query: 'what did I say?', session_id: `other-${randomUUID()}` });
+    const alone = await runTask(t.base, h, { query: 'what did I say?', session_id: `other-${randomUUID()}` });
     expect(alone.metadata.history).toMatchObject({ total: 0, kept: 0 });
     // The history changes the model input, so the deterministic answer differs.
     expect(second.result).not.toBe(alone.result);
@@ -156,20 +143,20 @@ describe('multi-turn history', () => {
     const h = await user();
     const ext = `win-${randomUUID()}`;
     const ctx = { history_window_size: 4, primers_count: 1, recents_count: 2, compression_trigger_ratio: 1 };
-    await runTask(h, { query: 'turn 0', session_id: ext, context: ctx });
-    await runTask(h, { query: 'turn 1', session_id: ext, context: ctx });
-    const third = await runTask(h, { query: 'turn 2', session_id: ext, context: ctx });
+    await runTask(t.base, h, { query: 'turn 0', session_id: ext, context: ctx });
+    await runTask(t.base, h, { query: 'turn 1', session_id: ext, context: ctx });
+    const third = await runTask(t.base, h, { query: 'turn 2', session_id: ext, context: ctx });
     expect(third.metadata.history).toMatchObject({ total: 4, kept: 4, window: 4 });
     expect(third.metadata.history.compressed).toBeUndefined();
-    const fourth = await runTask(h, { query: 'turn 3', session_id: ext, context: ctx });
+    const fourth = await runTask(t.base, h, { query: 'turn 3', session_id: ext, context: ctx });
     expect(fourth.metadata.history).toMatchObject({ total: 6, kept: 4, compressed: 3 });
   });
 
   it('applies a use_case_preset window', async () => {
     const h = await user();
-    const r = await runTask(h, { query: 'preset', session_id: `p-${randomUUID()}`, context: { use_case_preset: 'short' } });
+    const r = await runTask(t.base, h, { query: 'preset', session_id: `p-${randomUUID()}`, context: { use_case_preset: 'short' } });
     expect(r.metadata.history).toMatchObject({ window: 10, preset: 'short' });
-    const d = await runTask(h, { query: 'preset', session_id: `p-${randomUUID()}` });
+    const d = await runTask(t.base, h, { query: 'preset', session_id: `p-${randomUUID()}` });
     expect(d.metadata.history).toMatchObject({ window: 50, preset: 'default' });
   });
 
@@ -177,8 +164,8 @@ describe('multi-turn history', () => {
     const h = await user();
     const ext = `cmp-${randomUUID()}`;
     const ctx = { history_window_size: 6, primers_count: 1, recents_count: 2, compression_trigger_ratio: 0.5, compression_target_ratio: 0.5 };
-    for (let i = 0; i < 3; i++) await runTask(h, { query: `turn ${i}`, session_id: ext, context: ctx });
-    const last = await runTask(h, { query: 'turn 3', session_id: ext, context: ctx });
+    for (let i = 0; i < 3; i++) await runTask(t.base, h, { query: `turn ${i}`, session_id: ext, context: ctx });
+    const last = await runTask(t.base, h, { query: 'turn 3', session_id: ext, context: ctx });
     expect(last.metadata.history.total).toBe(6);
     expect(last.metadata.history.compressed).toBe(3);
     expect(last.metadata.history.summary).toContain('[offline provider');

@@ -74,9 +74,9 @@ export async function enqueueStart(d: { bus: Bus; store: Store; log: Logger }, s
   });
   if (!withdrawn) return;
   d.log.warn({ err: cause, workflow_id: id }, 'submission refused: the task queue is unreachable');
-  throw unavailable(
-    'Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later',
-    cause,
-    REFUSED_RETRY_AFTER_SECONDS,
-  );
+  throw queueUnavailable(cause);
 }
+
+/** The refusal of a submission that could not be queued (503 with Retry-After); it never runs. */
+export const queueUnavailable = (cause?: unknown) =>
+  unavailable('Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later', cause, REFUSED_RETRY_AFTER_SECONDS);

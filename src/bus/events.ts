@@ -132,7 +132,6 @@ export class SeqOrder<T extends { seq: number }> {
     const next = this.held.get(last + 1);
     if (!next) return [];
     this.held.delete(last + 1);
-    this.last = last;
     return this.push(next);
   }
 }

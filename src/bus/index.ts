@@ -65,12 +65,9 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
     maxPingOut: 2,
     noAsyncTraces: true,
   });
-  let connected = true;
   const reconnectHooks = new Set<() => void>();
   void (async () => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect') connected = false;
-      if (s.type === 'reconnect') connected = true;
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') log.warn({ nats: s.type }, 'nats connection status');
       if (s.type === 'reconnect') {
         for (const fn of reconnectHooks) {
@@ -104,8 +101,9 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
     jsm,
     kv: { journal, idempotency, control, ratelimit, leases },
     events,
+    // One view of the connection: the publisher's (it must know, to hold messages back).
     get connected() {
-      return connected && !nc.isClosed();
+      return events.connected;
     },
     onReconnect(fn) {
       reconnectHooks.add(fn);

@@ -106,11 +106,6 @@ export class PipelinedPublisher {
     return this.up && !this.closed && !this.nc.isClosed();
   }
 
-  /** Messages not yet acknowledged. */
-  get inFlight(): number {
-    return this.pending.size;
-  }
-
   /** Publishes to a JetStream-captured subject; a string third argument is the msgId. */
   publish(subject: string, data: Uint8Array, opts?: string | PublishOptions): Promise<PubAck> {
     const o: PublishOptions = typeof opts === 'string' ? { msgId: opts } : (opts ?? {});

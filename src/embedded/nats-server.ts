@@ -116,14 +116,21 @@ function renderConfig(o: { host: string; port: number; storeDir: string; portsDi
 
 /** The server's version as [major, minor, patch], from `nats-server --version`. */
 export function natsServerVersion(binary: string): [number, number, number] | undefined {
-  try {
-    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 5000 });
-    const m = /v(\d+)\.(\d+)\.(\d+)/.exec(out);
-    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
-  } catch {
-    return undefined;
+  // Asked once per binary: start-up and every supervised restart would otherwise run it again.
+  if (!versions.has(binary)) {
+    let v: [number, number, number] | undefined;
+    try {
+      const m = /v(\d+)\.(\d+)\.(\d+)/.exec(execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 5000 }));
+      v = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+    } catch {
+      v = undefined;
+    }
+    versions.set(binary, v);
   }
+  return versions.get(binary);
 }
+
+const versions = new Map<string, [number, number, number] | undefined>();
 
 /** sync_interval arrived in nats-server 2.10. */
 export function supportsSyncInterval(v: [number, number, number] | undefined): boolean {
@@ -272,9 +279,6 @@ export interface SupervisedNatsServer {
   port: number;
   /** The pid of the current process. */
   readonly pid: number;
-  /** False from an unexpected exit until the restarted server accepts connections. */
-  readonly running: boolean;
-  readonly restarts: number;
   stop(): Promise<void>;
 }
 
@@ -298,12 +302,10 @@ export async function startSupervisedNatsServer(opts: StartNatsServerOptions & {
   const port = current.port;
   const log = opts.logger;
   let stopped = false;
-  let running = true;
   let restarts = 0;
   const watch = (h: NatsServerHandle): void => {
     void h.exited.then(async (how) => {
       if (stopped) return;
-      running = false;
       log.error({ pid: h.pid, exit: how }, 'embedded nats-server exited unexpectedly; restarting it on the same store');
       for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5000)) {
         try {
@@ -313,7 +315,6 @@ export async function startSupervisedNatsServer(opts: StartNatsServerOptions & {
             return;
           }
           current = next;
-          running = true;
           restarts++;
           await writeFile(pidFile, String(next.pid)).catch(() => {});
           log.warn({ pid: next.pid, restarts }, 'embedded nats-server restarted');
@@ -332,12 +333,6 @@ export async function startSupervisedNatsServer(opts: StartNatsServerOptions & {
     port,
     get pid() {
       return current.pid;
-    },
-    get running() {
-      return running;
-    },
-    get restarts() {
-      return restarts;
     },
     async stop() {
       stopped = true;

@@ -265,13 +265,6 @@ export class Feed {
     this.hub.markDirty(this);
   }
 
-  /** Events with seq > cursor still in the ring. */
-  since(cursor: number): Encoded[] {
-    if (!this.ring.length || cursor >= this.lastSeq) return [];
-    const start = Math.max(0, cursor + 1 - this.ring[0].seq);
-    return this.ring.slice(start);
-  }
-
   /** An attach is waiting for the history load: keep the feed open meanwhile. */
   hold(): void {
     clearTimeout(this.closeTimer);

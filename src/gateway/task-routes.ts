@@ -21,10 +21,9 @@ import {
   notFound,
   parseTraceparent,
   taskStatusFromName,
-  unavailable,
   type Principal,
 } from '../kernel/index.js';
-import { REFUSED_RETRY_AFTER_SECONDS } from '../actors/enqueue.js';
+import { REFUSED_RETRY_AFTER_SECONDS, queueUnavailable } from '../actors/enqueue.js';
 import { notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { SubmitTaskRequestSchema, type GetTaskStatusResponse, type OrchestratorService, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
@@ -149,12 +148,7 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
     const notYet = notAvailableField(body, context);
     if (notYet) throw badRequest(notAvailableMessage(notYet));
     // Refuse at once rather than after timeouts: nothing can be queued without the bus.
-    if (!bus.connected)
-      throw unavailable(
-        'Service temporarily unavailable: the task queue is unreachable, so the task was not accepted; retry later',
-        undefined,
-        REFUSED_RETRY_AFTER_SECONDS,
-      );
+    if (!bus.connected) throw queueUnavailable();
     if (kvKey) {
       // Claim the key atomically; a concurrent request with the same key waits for our reply.
       const claimed = await idempotency.claim(kvKey, REFUSED_RETRY_AFTER_SECONDS);

@@ -42,6 +42,7 @@ import { readControl, updateControl } from '../actors/control.js';
 import { enqueueStart, startMessage } from '../actors/enqueue.js';
 import { firstGiven, notAvailableField, notAvailableMessage } from '../actors/not-available.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
+import { rpcError, rpcHandlers } from './errors.js';
 
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
@@ -109,16 +110,7 @@ function rowToSummary(r: TaskRow) {
 }
 
 export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<typeof OrchestratorService> {
-  const wrap =
-    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
-    async (...a: A): Promise<R> => {
-      try {
-        return await fn(...a);
-      } catch (err) {
-        if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'rpc failed');
-        throw toConnectError(err);
-      }
-    };
+  const wrap = rpcHandlers(d.log, 'rpc');
   const unimplemented = (what: string) => async (): Promise<never> => {
     throw toConnectError(new AppError(Code.Unimplemented, `${what} is not implemented yet`));
   };
@@ -353,8 +345,7 @@ export function createStreamingService(d: { bus: Bus; store: Store; log: Logger 
       try {
         await ownedTask(d.store, req.workflowId, ctx);
       } catch (err) {
-        if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'rpc failed');
-        throw toConnectError(err);
+        throw rpcError(err, d.log, 'rpc');
       }
       const after = fromStreamId ?? Number(req.lastEventId ?? 0n);
       const types = new Set(req.types.filter(Boolean));

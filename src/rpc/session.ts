@@ -9,8 +9,9 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { SessionSchema, type SessionService, type Caller } from '../gen/svc/v1/session_pb.js';
 import { actingPrincipal, callerOf } from './auth.js';
+import { rpcHandlers } from './errors.js';
 import { eventToUpdate } from './orchestrator.js';
-import { AppError, toConnectError, type Logger } from '../kernel/index.js';
+import type { Logger } from '../kernel/index.js';
 import { conversation, Sessions, type Session } from '../sessions/index.js';
 import type { Sql } from '../store/index.js';
 
@@ -36,16 +37,7 @@ function toSession(s: Session) {
 
 export function createSessionService(d: { sql: Sql; log: Logger }): ServiceImpl<typeof SessionService> {
   const sessions = new Sessions(d.sql);
-  const wrap =
-    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
-    async (...a: A): Promise<R> => {
-      try {
-        return await fn(...a);
-      } catch (err) {
-        if (!(err instanceof AppError) || !err.isPublic) d.log.error({ err }, 'session rpc failed');
-        throw toConnectError(err);
-      }
-    };
+  const wrap = rpcHandlers(d.log, 'session rpc');
   const page = (limit: number, def: number, max: number) => Math.min(Math.max(limit || def, 1), max);
   return {
     createSession: wrap(async (req, ctx) => ({

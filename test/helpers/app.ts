@@ -64,6 +64,42 @@ export async function json(res: Response): Promise<any> {
   }
 }
 
+/** Submits a task (simple mode unless `body` says otherwise) and waits for it to complete; returns its status body. */
+export async function runTask(base: string, headers: Record<string, string>, body: Record<string, unknown>): Promise<any> {
+  const r = await fetch(`${base}/api/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ mode: 'simple', ...body }),
+  });
+  const { task_id } = await json(r);
+  return waitFor(async () => {
+    const s = await json(await fetch(`${base}/api/v1/tasks/${task_id}`, { headers }));
+    return s.status === 'TASK_STATUS_COMPLETED' ? s : undefined;
+  });
+}
+
+/**
+ * A workflow's archived events once the archive holds all of them: STREAM_END last and as
+ * many events as its seq. (After a NATS outage the archiver gets the messages whose acks were
+ * lost again only after its ack wait, 30 s, so STREAM_END alone does not mean complete.)
+ */
+export async function archivedEvents(
+  base: string,
+  id: string,
+  timeoutMs = 60_000,
+  headers: Record<string, string> = {},
+): Promise<{ seq: number; type: string }[]> {
+  return waitFor(
+    async () => {
+      const b = await json(await fetch(`${base}/api/v1/tasks/${id}/events?limit=5000`, { headers }));
+      const last = b.events.at(-1);
+      return last?.type === 'STREAM_END' && b.events.length === last.seq ? b.events : undefined;
+    },
+    timeoutMs,
+    250,
+  );
+}
+
 export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000, stepMs = 25): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
