@@ -1,0 +1,65 @@
+/**
+ * The contract every tool implements (one file per built-in tool). The registry
+ * (`./index.ts`) lists, validates arguments against `parameters`, applies rate limits and
+ * timeouts, and records usage; a tool only does its work.
+ */
+
+/** JSON Schema of a tool's arguments: always an object schema. */
+export interface ToolParameters {
+  type: 'object';
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+  additionalProperties?: boolean;
+}
+
+export interface ToolContext {
+  /** Aborted when the call's time limit passes or its task is cancelled; tools must stop. */
+  signal: AbortSignal;
+  /** The session whose workspace file tools work in (absent: no workspace). */
+  sessionId?: string;
+  userId?: string;
+}
+
+/** What a tool returns: `output` is the structured result, `text` what a model reads. */
+export interface ToolOutput {
+  output: Record<string, unknown>;
+  text: string;
+  metadata?: Record<string, unknown>;
+  /** Cost of this call when it differs from the tool's `costPerUse` (USD). */
+  costUsd?: number;
+}
+
+export interface Tool<A extends Record<string, unknown> = Record<string, unknown>> {
+  name: string;
+  description: string;
+  /** e.g. `search`, `code`, `data`, `web`, `file`, `math`. */
+  category: string;
+  version: string;
+  parameters: ToolParameters;
+  /** Maximum execution time of one call. */
+  timeoutMs: number;
+  /** Estimated USD per call. */
+  costPerUse: number;
+  /** Never listed, never executed directly; inside workflows only where a role allows it. */
+  dangerous: boolean;
+  /** The setting that holds its calls-per-minute limit, if rate limited (e.g. WEB_SEARCH_RATE_LIMIT). */
+  rateLimitSetting?: string;
+  /**
+   * Whether a call cut off by a crash may run again: true for reads without side effects.
+   * When false, a cut-off call is recorded as interrupted and the model is told so.
+   */
+  retryable: boolean;
+  run(args: A, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** A failure a tool reports to its caller (the model or the API client) in plain words. */
+export class ToolError extends Error {
+  constructor(
+    message: string,
+    /** Backend unreachable or misconfigured (HTTP 502 on direct execution) rather than bad arguments (400). */
+    readonly kind: 'bad_arguments' | 'backend' | 'not_configured' | 'limit' = 'backend',
+  ) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
