@@ -4,8 +4,7 @@
  */
 import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger, resolveLogFormat } from './kernel/index.js';
-import { startApp, VERSION } from './app.js';
-import { startupBanner } from './banner.js';
+import { startApp, startupBanner, VERSION } from './app/index.js';
 
 async function main(): Promise<void> {
   let cfg;

@@ -143,14 +143,14 @@ describe('sessions: the fields the SDK reads', () => {
     const failedId = randomUUID();
     await t.app.store.insertTask({
       id: failedId,
-      sessionId: ext,
-      userId: u.userId,
-      tenantId: u.tenantId,
+      session_id: ext,
+      user_id: u.userId,
+      tenant_id: u.tenantId,
       query: 'third question',
       context: {},
       options: {},
       mode: 'EXECUTION_MODE_SIMPLE',
-      createdAt: new Date(),
+      created_at: new Date(),
     });
     await t.app.store.finishTask(failedId, { status: 'TASK_STATUS_FAILED', error: 'boom' }, new Date());
 
@@ -277,14 +277,14 @@ describe('tasks, control, health: the fields the SDK reads', () => {
     const queued = randomUUID();
     await t.app.store.insertTask({
       id: queued,
-      sessionId: randomUUID(),
-      userId: u.userId,
-      tenantId: u.tenantId,
+      session_id: randomUUID(),
+      user_id: u.userId,
+      tenant_id: u.tenantId,
       query: 'never started',
       context: {},
       options: {},
       mode: 'EXECUTION_MODE_SIMPLE',
-      createdAt: new Date(),
+      created_at: new Date(),
     });
     for (const action of ['pause', 'resume', 'cancel']) {
       const r = await fetch(`${t.base}/api/v1/tasks/${queued}/${action}`, {

@@ -116,8 +116,9 @@ describe('taskorch submit', () => {
 
 describe('taskorch cancel', () => {
   it('cancels a running task; the submit following it ends with the cancelled status (exit 1)', async () => {
-    // ~3,000 characters streamed 48 at a time, 50 ms apart: a few seconds of running.
-    const sub = start(['submit', '--mode', 'simple', `Summarise: ${'lorem ipsum dolor sit amet '.repeat(110)}`]);
+    // ~11,000 characters streamed 48 at a time, 50 ms apart: about 11 s of running, longer than
+    // a CLI process takes to start on a loaded machine.
+    const sub = start(['submit', '--mode', 'simple', `Summarise: ${'lorem ipsum dolor sit amet '.repeat(400)}`]);
     const id = await waitFor(async () => /^task ([0-9a-f-]{36})/.exec(sub.live.stderr)?.[1], 20_000, 50);
     await waitFor(async () => sub.live.stdout.includes(OFFLINE), 20_000, 50); // running: text is streaming
 

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Worker } from '../src/actors/worker.js';
+import { Worker } from '../src/runtime/index.js';
 import { kvKeys, subjects } from '../src/bus/index.js';
 import { OfflineProvider, type LlmProvider, type LlmRequest, type LlmResult } from '../src/llm/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -77,12 +77,12 @@ describe('workflow lease', () => {
     const now = new Date();
     await g.app.store.insertTask({
       id,
-      sessionId: `lease-${id}`,
+      session_id: `lease-${id}`,
       query: 'lease me',
       context: {},
       options: { mode: 'simple' },
       mode: 'EXECUTION_MODE_SIMPLE',
-      createdAt: now,
+      created_at: now,
     });
     const start = {
       task_id: id,

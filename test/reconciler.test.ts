@@ -1,7 +1,7 @@
 /** A QUEUED row whose start message never reached the work queue is re-published, once. */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startMessage, type QueuedTask } from '../src/actors/enqueue.js';
+import { startMessage, type QueuedTask } from '../src/tasks/index.js';
 import { STREAMS, subjects } from '../src/bus/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 
@@ -17,12 +17,12 @@ describe('reconciler', () => {
     const id = randomUUID();
     await t.app.store.insertTask({
       id,
-      sessionId: 's',
+      session_id: 's',
       query: 'orphan',
       context: {},
       options: { mode: 'simple' },
       mode: 'EXECUTION_MODE_SIMPLE',
-      createdAt: new Date(Date.now() - 60_000),
+      created_at: new Date(Date.now() - 60_000),
     });
     expect(await t.app.reconciler!.runOnce()).toContain(id);
     const s = await waitFor(async () => {
@@ -42,12 +42,12 @@ describe('reconciler', () => {
     const orphan = randomUUID();
     await t.app.store.insertTask({
       id: orphan,
-      sessionId: 's',
+      session_id: 's',
       query: 'orphan beside a queued task',
       context: {},
       options: { mode: 'simple' },
       mode: 'EXECUTION_MODE_SIMPLE',
-      createdAt: new Date(Date.now() - 60_000),
+      created_at: new Date(Date.now() - 60_000),
     });
     await t.app.store.sql`UPDATE tasks SET created_at = now() - interval '1 minute' WHERE id = ${task_id}::uuid`;
     try {

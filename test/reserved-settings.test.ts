@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { startApp, type App } from '../src/app.js';
+import { startApp, type App } from '../src/app/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
 

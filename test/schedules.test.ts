@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { createLogger } from '../src/kernel/index.js';
 import { connectBus } from '../src/bus/index.js';
-import type { Store } from '../src/store/index.js';
+import type { TaskStore } from '../src/tasks/index.js';
 import { LEADER_KEY, Scheduler } from '../src/scheduler/index.js';
 import { startTestNats } from './harness/nats.js';
 import { TEST_RPC_TOKEN, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -630,7 +630,15 @@ describe('several schedulers', () => {
     );
     // A database that has nothing due: only the lease is exercised here.
     const emptySql = Object.assign(async () => [], {});
-    const deps = { bus, store: { sql: emptySql } as unknown as Store, log, orchestrator: {} as never, instanceId: 'same', maxBudgetUsd: 10, tickMs: 3_600_000 };
+    const deps = {
+      bus,
+      store: { sql: emptySql } as unknown as TaskStore,
+      log,
+      orchestrator: {} as never,
+      instanceId: 'same',
+      maxBudgetUsd: 10,
+      tickMs: 3_600_000,
+    };
     const s1 = new Scheduler(deps);
     const s2 = new Scheduler(deps);
     try {

@@ -12,7 +12,36 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EMBEDDED_PG_MAX_CONNECTIONS, startEmbeddedPostgres } from '../src/embedded/pglite.js';
-import { connectSql, migrate, Store, type EventRow, type NewTask, type Sql } from '../src/store/index.js';
+import { connectSql, migrate, type Sql } from '../src/store/index.js';
+import { sessionRegistry } from '../src/sessions/index.js';
+import { TaskStore, type EventRow, type QueuedTask } from '../src/tasks/index.js';
+
+/** A task to insert, in the names the test reads best. */
+interface NewTask {
+  id: string;
+  sessionId: string;
+  userId: string | null;
+  tenantId: string | null;
+  query: string;
+  context: Record<string, unknown>;
+  options: Record<string, unknown>;
+  mode: string;
+  traceId: string | null;
+  createdAt: Date;
+}
+
+const queued = (t: NewTask): QueuedTask => ({
+  id: t.id,
+  session_id: t.sessionId,
+  user_id: t.userId,
+  tenant_id: t.tenantId,
+  query: t.query,
+  context: t.context,
+  options: t.options,
+  mode: t.mode,
+  trace_id: t.traceId,
+  created_at: t.createdAt,
+});
 
 interface Target {
   name: string;
@@ -92,7 +121,8 @@ function contract(target: Target): void {
   describe(`Store contract: ${target.name}`, () => {
     let db: { url: string; stop(): Promise<void> };
     let sql: Sql;
-    let store: Store;
+    let store: TaskStore;
+    const insert = (t: NewTask) => store.insertTask(queued(t));
     /** INSERT statements sent through sql.unsafe (the store's multi-row statements). */
     let unsafeCalls = 0;
 
@@ -112,7 +142,7 @@ function contract(target: Target): void {
         },
       });
       await migrate(sql);
-      store = new Store(counted);
+      store = new TaskStore(counted, sessionRegistry(counted));
     });
 
     afterAll(async () => {
@@ -178,7 +208,7 @@ function contract(target: Target): void {
         const base = Date.now();
         const tasks = Array.from({ length: 250 }, (_, i) => task({ sessionId, query: `q${i}`, createdAt: new Date(base + i), context: { i } }));
         const before = unsafeCalls;
-        await Promise.all(tasks.map((t) => store.insertTask(t)));
+        await Promise.all(tasks.map((t) => insert(t)));
         expect(unsafeCalls - before).toBeGreaterThan(0);
         expect(unsafeCalls - before).toBeLessThan(10); // not one statement per task
         const [{ n }] = await sql`SELECT count(*)::int AS n FROM tasks WHERE session_id = ${sessionId}`;
@@ -200,7 +230,7 @@ function contract(target: Target): void {
           mode: 'EXECUTION_MODE_STANDARD',
           createdAt: new Date('2024-05-06T07:08:09.123Z'),
         });
-        await store.insertTask(t);
+        await insert(t);
         const row = await store.getTask(t.id);
         expect(row).toBeDefined();
         expect(typeof row!.context).toBe('object');
@@ -238,8 +268,8 @@ function contract(target: Target): void {
 
       it('stores null user and tenant, and a repeated id is ignored (first insert wins)', async () => {
         const t = task({ query: 'first' });
-        await store.insertTask(t);
-        await store.insertTask({ ...t, query: 'second', context: { changed: true } });
+        await insert(t);
+        await insert({ ...t, query: 'second', context: { changed: true } });
         const row = await store.getTask(t.id);
         expect(row?.query).toBe('first');
         expect(row?.context).toEqual({});
@@ -251,7 +281,7 @@ function contract(target: Target): void {
         const sessionId = `store-test-bad-${randomUUID()}`;
         const good = Array.from({ length: 5 }, () => task({ sessionId }));
         const bad = task({ sessionId, userId: 'not-a-uuid' });
-        const results = await Promise.allSettled([...good.slice(0, 2), bad, ...good.slice(2)].map((t) => store.insertTask(t)));
+        const results = await Promise.allSettled([...good.slice(0, 2), bad, ...good.slice(2)].map((t) => insert(t)));
         expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
         const [{ n }] = await sql`SELECT count(*)::int AS n FROM tasks WHERE session_id = ${sessionId}`;
         expect(n).toBe(5);
@@ -265,7 +295,7 @@ function contract(target: Target): void {
     describe('state transitions', () => {
       it('claimStart: QUEUED -> RUNNING once (started_at kept); a redelivery sees RUNNING and changes nothing', async () => {
         const t = task();
-        await store.insertTask(t);
+        await insert(t);
         const at1 = new Date('2030-01-01T00:00:01.000Z');
         const at2 = new Date('2030-01-01T00:00:02.000Z');
         expect(await store.claimStart(t.id, at1)).toBe('TASK_STATUS_RUNNING');
@@ -280,7 +310,7 @@ function contract(target: Target): void {
 
       it('claimStart does nothing to a finished task and reports its status', async () => {
         const t = task();
-        await store.insertTask(t);
+        await insert(t);
         const end = new Date('2030-01-01T00:00:05.000Z');
         expect(await store.finishTask(t.id, { status: 'TASK_STATUS_CANCELLED' }, end)).toBe(true);
         expect(await store.claimStart(t.id, new Date('2030-01-01T00:00:09.000Z'))).toBe('TASK_STATUS_CANCELLED');
@@ -293,8 +323,8 @@ function contract(target: Target): void {
       it('withdrawQueued deletes a QUEUED task only; claimStart then finds nothing', async () => {
         const queued = task();
         const running = task();
-        await store.insertTask(queued);
-        await store.insertTask(running);
+        await insert(queued);
+        await insert(running);
         await store.claimStart(running.id, new Date());
         expect(await store.withdrawQueued(running.id)).toBe(false);
         expect((await store.getTask(running.id))?.status).toBe('TASK_STATUS_RUNNING');
@@ -305,7 +335,7 @@ function contract(target: Target): void {
 
       it('finishTask writes the terminal state once; a second call returns false and changes nothing', async () => {
         const t = task();
-        await store.insertTask(t);
+        await insert(t);
         await store.claimStart(t.id, new Date('2030-02-01T00:00:00.000Z'));
         const done = new Date('2030-02-01T00:00:10.000Z');
         const first = await store.finishTask(
@@ -353,7 +383,7 @@ function contract(target: Target): void {
 
       it('concurrent finishTask calls: exactly one wins', async () => {
         const t = task();
-        await store.insertTask(t);
+        await insert(t);
         const statuses = ['TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED', 'TASK_STATUS_TIMEOUT', 'TASK_STATUS_CANCELLED'] as const;
         const wins = await Promise.all(statuses.map((status) => store.finishTask(t.id, { status, error: status }, new Date())));
         expect(wins.filter(Boolean)).toHaveLength(1);
@@ -381,7 +411,7 @@ function contract(target: Target): void {
       const elsewhere = task({ sessionId: otherSession, userId: userA, tenantId: tenant, createdAt: new Date(base + 10_000) });
 
       beforeAll(async () => {
-        await Promise.all([...tasks, elsewhere].map((t) => store.insertTask(t)));
+        await Promise.all([...tasks, elsewhere].map((t) => insert(t)));
         const byQuery = (q: string) => tasks.find((t) => t.query === q)!.id;
         await store.finishTask(byQuery('t1'), { status: 'TASK_STATUS_COMPLETED' }, new Date());
         await store.finishTask(byQuery('t3'), { status: 'TASK_STATUS_COMPLETED' }, new Date());
@@ -450,7 +480,7 @@ function contract(target: Target): void {
         const s = `store-test-tie-${randomUUID()}`;
         const at = new Date('2031-04-01T00:00:00.000Z');
         const tied = Array.from({ length: 6 }, () => task({ sessionId: s, createdAt: at }));
-        await Promise.all(tied.map((t) => store.insertTask(t)));
+        await Promise.all(tied.map((t) => insert(t)));
         const ids: string[] = [];
         for (let off = 0; off < 6; off += 4) ids.push(...(await store.listTasks({ sessionId: s, limit: 4, offset: off })).rows.map((r) => r.id));
         expect(ids).toEqual(

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTimeline, stepOfAgent, type TimelineEvent, type TimelineInput } from '../src/actors/timeline.js';
+import { buildTimeline, stepOfAgent, type TimelineEvent, type TimelineInput } from '../src/runtime/index.js';
 import { hashKey, newApiKey } from '../src/auth/index.js';
 import { kvKeys } from '../src/bus/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -334,14 +334,14 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
     const created = new Date(Date.now() - 60_000);
     await store.insertTask({
       id,
-      sessionId: `tl-${id}`,
-      userId: u.userId,
-      tenantId: u.tenantId,
+      session_id: `tl-${id}`,
+      user_id: u.userId,
+      tenant_id: u.tenantId,
       query: 'fixture',
       context: {},
       options: {},
       mode: 'EXECUTION_MODE_SIMPLE',
-      createdAt: created,
+      created_at: created,
     });
     await store.finishTask(id, { status: 'TASK_STATUS_COMPLETED', result: 'ok' }, new Date(created.getTime() + 1000));
     const spec: [string, string, string?][] = [

@@ -13,7 +13,7 @@ import uWS, { type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Bus } from '../bus/index.js';
 import { AppError, Code, SYSTEM_CALLER, callAs, type Logger } from '../kernel/index.js';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
-import type { Store } from '../store/index.js';
+import type { TaskStore } from '../tasks/index.js';
 import type { AuthService } from '../auth/index.js';
 import { Admission } from './admission.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -53,7 +53,7 @@ export interface GatewayDeps {
   bus: Bus;
   transport: Transport;
   /** For readiness; absent when the gateway runs without a database connection. */
-  store?: Store;
+  store?: TaskStore;
   log: Logger;
   /** Accounts, API keys and JWTs; also the verifier of credentials. */
   authService?: AuthService;

@@ -3,7 +3,7 @@ import type { Client } from '@connectrpc/connect';
 import type { Bus } from '../bus/index.js';
 import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Logger, Principal } from '../kernel/index.js';
-import type { Store } from '../store/index.js';
+import type { TaskStore } from '../tasks/index.js';
 import type { CorsPolicy, Reply, Req } from './http.js';
 
 export type Admit = (req: Req, o?: { burst?: boolean }) => Promise<{ p: Principal; headers: Record<string, string> }>;
@@ -36,7 +36,7 @@ export function admittedReply(admit: Admit, fn: (req: Req, p: Principal) => Prom
 export interface RouteDeps {
   ctx: { cors: CorsPolicy; log: Logger };
   admit: Admit;
-  store: Store;
+  store: TaskStore;
   bus: Bus;
   orchestrator: Client<typeof OrchestratorService>;
   log: Logger;

@@ -5,7 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { EXECUTION_MODES, TASK_STATUSES, badRequest } from '../kernel/index.js';
-import { NOT_AVAILABLE_CONTEXT_KEYS } from '../actors/not-available.js';
+import { NOT_AVAILABLE_CONTEXT_KEYS } from '../tasks/index.js';
 
 export const StringEnum = <T extends string>(values: readonly T[], opts: Record<string, unknown> = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...opts });

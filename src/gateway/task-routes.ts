@@ -23,8 +23,7 @@ import {
   taskStatusFromName,
   type Principal,
 } from '../kernel/index.js';
-import { REFUSED_RETRY_AFTER_SECONDS, queueUnavailable } from '../actors/enqueue.js';
-import { notAvailableField, notAvailableMessage } from '../actors/not-available.js';
+import { REFUSED_RETRY_AFTER_SECONDS, checkSubmission, queueUnavailable } from '../tasks/index.js';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { SubmitTaskRequestSchema, type GetTaskStatusResponse, type OrchestratorService, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
@@ -128,25 +127,25 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
       if (cached) return cached;
     }
     const body = validateSubmit(parseJsonBody(req));
-    const context = (body.context ?? {}) as Record<string, unknown>;
-    // A top-level field wins over its context fallback.
-    const pick = (k: 'model_tier' | 'model_override' | 'provider_override') => {
-      const top = body[k];
-      if (top !== undefined) return top as string;
-      const c = context[k];
-      if (c === undefined || c === null || c === '') return undefined;
-      if (typeof c !== 'string') throw badRequest(`context.${k} must be a string`);
-      return c;
-    };
-    const modelTier = pick('model_tier');
-    const modelOverride = pick('model_override');
-    if (context.disable_ai === true && (modelTier || modelOverride || pick('provider_override'))) {
-      throw badRequest('disable_ai cannot be combined with model_tier, model_override or provider_override');
-    }
-    if (modelTier && !TIER.has(modelTier)) throw badRequest('model_tier must be one of: small, medium, large');
-    // Accepted and ignored would pretend: what nothing implements yet is refused.
-    const notYet = notAvailableField(body, context);
-    if (notYet) throw badRequest(notAvailableMessage(notYet));
+    // The submission rules (tasks/submit.ts) before any key is claimed; the orchestrator
+    // applies the same ones to every caller.
+    checkSubmission(
+      {
+        query: body.query,
+        context: (body.context ?? {}) as Record<string, unknown>,
+        sessionId: body.session_id,
+        mode: body.mode,
+        modelTier: body.model_tier,
+        modelOverride: body.model_override,
+        providerOverride: body.provider_override,
+        skill: body.skill,
+        researchStrategy: body.research_strategy,
+        maxIterations: body.max_iterations,
+        enableVerification: body.enable_verification,
+        maxConcurrentAgents: body.max_concurrent_agents,
+      },
+      'small',
+    );
     // Refuse at once rather than after timeouts: nothing can be queued without the bus.
     if (!bus.connected) throw queueUnavailable();
     if (kvKey) {
@@ -155,27 +154,15 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
       if (!claimed) return idempotency.awaitReply(kvKey);
     }
     try {
-      return await doSubmit(req, p, stream, body, context, { modelTier, modelOverride, kvKey, idemKey });
+      return await doSubmit(req, p, stream, body, { kvKey, idemKey });
     } catch (err) {
       if (kvKey) await idempotency.release(kvKey);
       throw err;
     }
   }
 
-  async function doSubmit(
-    req: Req,
-    p: Principal,
-    stream: boolean,
-    body: TaskSubmitRequest,
-    context: Record<string, unknown>,
-    o: {
-      modelTier?: string;
-      modelOverride?: string;
-      kvKey?: string;
-      idemKey?: string;
-    },
-  ): Promise<Reply> {
-    const { modelTier, modelOverride, kvKey, idemKey } = o;
+  async function doSubmit(req: Req, p: Principal, stream: boolean, body: TaskSubmitRequest, o: { kvKey?: string; idemKey?: string }): Promise<Reply> {
+    const { kvKey, idemKey } = o;
     const tp = parseTraceparent(req.headers.traceparent);
     const sessionId = body.session_id || undefined;
     const r = await client.submitTask(
@@ -187,11 +174,11 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
           labels: tp ? { trace_id: tp.traceId, traceparent: req.headers.traceparent! } : {},
         },
         query: body.query,
-        context: context as JsonObject,
+        context: (body.context ?? {}) as JsonObject,
         options: {
           modeName: body.mode ?? '',
-          modelTier: (modelTier && TIER.get(modelTier)) || ModelTier.UNSPECIFIED,
-          modelOverride: modelOverride ?? '',
+          modelTier: (body.model_tier && TIER.get(body.model_tier)) || ModelTier.UNSPECIFIED,
+          modelOverride: body.model_override ?? '',
           maxConcurrentAgents: body.max_concurrent_agents ?? 0,
           idempotencyKey: idemKey ?? '',
           traceparent: req.headers.traceparent ?? '',

@@ -9,7 +9,7 @@
  */
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { TemplatedApp } from 'uWebSockets.js';
-import { loadTimeline, type Timeline, type TimelineStep } from '../actors/timeline.js';
+import { loadTimeline, type Timeline, type TimelineStep } from '../runtime/index.js';
 import { TASK_STATUS_NAME, callAs, callerOfPrincipal, isUuid, notFound } from '../kernel/index.js';
 import { route } from './http.js';
 import type { RouteDeps } from './route-deps.js';

@@ -327,3 +327,4 @@ function toLlmError(err: unknown): LlmError {
   if (e?.name === 'AbortError') return abortedError(err);
   return new LlmError(`LLM provider error: ${e?.message ?? String(err)}`, { retryable: true, cause: err });
 }
+export * from './catalogue.js';

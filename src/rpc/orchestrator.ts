@@ -8,7 +8,6 @@
  * Identity: every handler takes its caller from the context value set by the internal RPC
  * interceptor (./auth.ts), not from the request body, and applies task ownership to it.
  */
-import { randomUUID } from 'node:crypto';
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
@@ -20,41 +19,25 @@ import { type StreamingService, TaskUpdateSchema, type TaskUpdate } from '../gen
 import {
   AppError,
   Code,
-  EXECUTION_MODE,
-  MODES,
   MODE_BY_ENUM,
   TASK_STATUS_NAME,
-  TERMINAL_STATUSES,
   TIER_BY_ENUM,
   badRequest,
   executionModeFromName,
-  isTier,
   isUuid,
   notFound,
   taskStatusFromName,
   toConnectError,
   type Logger,
-  type Mode,
   type Tier,
 } from '../kernel/index.js';
-import type { Store, TaskRow } from '../store/index.js';
-import { readControl, updateControl } from '../actors/control.js';
-import { enqueueStart, startMessage } from '../actors/enqueue.js';
-import { firstGiven, notAvailableField, notAvailableMessage } from '../actors/not-available.js';
+import { cancelTask, checkSubmission, pauseTask, readControl, resumeTask, submitTask, type TaskRow, type TaskStore } from '../tasks/index.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
 
-const TERMINAL = new Set<string>(TERMINAL_STATUSES);
-
-/** Auto-detects the mode when none was requested: short single requests are simple. */
-export function detectMode(query: string): Mode {
-  const sentences = query.split(/[.?!]\s+/).filter((s) => s.trim().length > 0).length;
-  return query.length > 300 || sentences > 2 ? 'standard' : 'simple';
-}
-
 export interface OrchestratorDeps {
   bus: Bus;
-  store: Store;
+  store: TaskStore;
   log: Logger;
   defaultTier: Tier;
 }
@@ -118,88 +101,49 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
   /** The task, if the caller may see it (NotFound / PermissionDenied otherwise). */
   const owned = (taskId: string, ctx: HandlerContext) => ownedTask(d.store, taskId, ctx);
 
+  const taskDeps = { bus: d.bus, tasks: d.store, log: d.log };
   return {
     submitTask: wrap(async (req, ctx) => {
-      const query = req.query.trim();
-      if (!query) throw badRequest('query is required');
       const md = req.metadata;
       const opts = req.options;
-      const context = (req.context ?? {}) as Record<string, unknown>;
-      // Fields nothing implements yet are refused, never accepted and ignored: those of the
-      // REST body, and the gRPC-only ones (approvals, caller-made plans, budgets).
-      const unavailable =
-        notAvailableField(
-          {
-            provider_override: opts?.providerOverride,
-            skill: opts?.skill,
-            research_strategy: opts?.researchStrategy,
-            max_iterations: opts?.maxIterations,
-            enable_verification: opts?.enableVerification,
-          },
-          context,
-        ) ??
-        firstGiven({
-          require_approval: req.requireApproval,
-          manual_decomposition: req.manualDecomposition,
-          session_context: req.sessionContext,
-          'metadata.token_budget': md?.tokenBudget,
-        });
-      if (unavailable) throw badRequest(notAvailableMessage(unavailable));
-      const taskId = randomUUID();
-      const sessionId = md?.sessionId || randomUUID();
-      const modeName = (opts?.modeName || '') as Mode | '';
-      if (modeName && !MODES.includes(modeName)) throw badRequest(`invalid mode: ${modeName}`);
-      if (!MODE_BY_ENUM.has(opts?.mode ?? ExecutionMode.UNSPECIFIED)) throw badRequest(`invalid mode: ${opts?.mode}`);
-      const requestedMode = modeName || MODE_BY_ENUM.get(opts?.mode ?? ExecutionMode.UNSPECIFIED);
-      const mode: Mode = requestedMode || detectMode(query);
-      // Context fallbacks apply when the top-level field is absent (the gateway resolves them
-      // too; gRPC callers rely on this).
-      const fromContext = (k: 'model_tier' | 'model_override') => {
-        const v = context[k];
-        if (v === undefined || v === null || v === '') return undefined;
-        if (typeof v !== 'string') throw badRequest(`context.${k} must be a string`);
-        return v;
-      };
+      const modeEnum = opts?.mode ?? ExecutionMode.UNSPECIFIED;
+      if (!MODE_BY_ENUM.has(modeEnum)) throw badRequest(`invalid mode: ${modeEnum}`);
       const tierEnum = opts?.modelTier ?? ModelTier.UNSPECIFIED;
       if (!TIER_BY_ENUM.has(tierEnum)) throw badRequest(`invalid model_tier: ${tierEnum}`);
-      const ctxTier = TIER_BY_ENUM.get(tierEnum) ? undefined : fromContext('model_tier');
-      if (ctxTier !== undefined && !isTier(ctxTier)) throw badRequest('context.model_tier must be one of: small, medium, large');
-      const tier: Tier = TIER_BY_ENUM.get(tierEnum) ?? (ctxTier as Tier | undefined) ?? d.defaultTier;
-      const modelOverride = opts?.modelOverride || fromContext('model_override');
-      const createdAt = new Date();
-      const traceId = md?.labels?.trace_id || undefined;
+      const sub = checkSubmission(
+        {
+          query: req.query,
+          context: (req.context ?? {}) as Record<string, unknown>,
+          sessionId: md?.sessionId,
+          mode: opts?.modeName || MODE_BY_ENUM.get(modeEnum) || undefined,
+          modelTier: TIER_BY_ENUM.get(tierEnum) || undefined,
+          modelOverride: opts?.modelOverride,
+          providerOverride: opts?.providerOverride,
+          skill: opts?.skill,
+          researchStrategy: opts?.researchStrategy,
+          maxIterations: opts?.maxIterations,
+          enableVerification: opts?.enableVerification,
+          maxConcurrentAgents: opts?.maxConcurrentAgents,
+          traceId: md?.labels?.trace_id,
+          // gRPC-only fields nothing implements yet (approvals, caller-made plans, budgets).
+          extraFields: {
+            require_approval: req.requireApproval,
+            manual_decomposition: req.manualDecomposition,
+            session_context: req.sessionContext,
+            'metadata.token_budget': md?.tokenBudget,
+          },
+        },
+        d.defaultTier,
+      );
       // The task runs as the caller; only a system caller (the scheduler) names its owner.
-      const { userId, tenantId } = actingPrincipal(callerOf(ctx), md);
-      const options: Record<string, unknown> = {
-        mode: requestedMode || undefined,
-        model_tier: tier,
-        model_override: modelOverride,
-        max_concurrent_agents: opts?.maxConcurrentAgents || undefined,
-        // The client named no session: one was generated (the workflow then skips history).
-        ...(md?.sessionId ? {} : { new_session: true }),
-      };
-      await d.store.insertTask({ id: taskId, sessionId, userId, tenantId, query, context, options, mode: EXECUTION_MODE[mode], traceId, createdAt });
-      const start = startMessage({
-        id: taskId,
-        session_id: sessionId,
-        user_id: userId ?? null,
-        tenant_id: tenantId ?? null,
-        query,
-        context,
-        options,
-        mode: EXECUTION_MODE[mode],
-        trace_id: traceId ?? null,
-        created_at: createdAt,
-      });
-      await enqueueStart(d, start);
-      d.log.debug({ workflow_id: taskId, trace_id: traceId, mode }, 'task submitted');
+      const r = await submitTask(taskDeps, sub, actingPrincipal(callerOf(ctx), md));
       return {
-        workflowId: taskId,
-        taskId,
+        workflowId: r.taskId,
+        taskId: r.taskId,
         status: StatusCode.OK,
         message: 'Task submitted successfully',
-        createdAt: timestampFromDate(createdAt),
-        sessionId,
+        createdAt: timestampFromDate(r.createdAt),
+        sessionId: r.sessionId,
       };
     }),
 
@@ -233,48 +177,15 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
     }),
 
     cancelTask: wrap(async (req, ctx) => {
-      const row = await owned(req.taskId, ctx);
-      if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be cancelled: it is ${row.status}`);
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({
-        ...s,
-        cancel_requested: true,
-        cancel_reason: req.reason || 'cancelled by request',
-        cancelled_by: requester(req, ctx),
-      }));
-      // A queued task has no actor yet: its terminal state is written now; the actor, when it
-      // activates, sees the cancel and emits WORKFLOW_CANCELLING / WORKFLOW_CANCELLED.
-      if (row.status === 'TASK_STATUS_QUEUED') {
-        await d.store.finishTask(row.id, { status: 'TASK_STATUS_CANCELLED', error: `cancelled: ${req.reason || 'cancelled by request'}` }, new Date());
-      }
+      await cancelTask(taskDeps, await owned(req.taskId, ctx), req.reason, requester(req, ctx));
       return { success: true, message: 'Cancellation requested' };
     }),
     pauseTask: wrap(async (req, ctx) => {
-      const row = await owned(req.taskId, ctx);
-      if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be paused: it is ${row.status}`);
-      const { state } = await readControl(d.bus.kv.control, row.id);
-      if (state.cancel_requested) throw new AppError(Code.Aborted, 'Task is being cancelled');
-      if (state.paused) throw new AppError(Code.Aborted, 'Task is already paused');
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({
-        ...s,
-        paused: true,
-        paused_at: new Date().toISOString(),
-        pause_reason: req.reason || undefined,
-        paused_by: requester(req, ctx),
-      }));
+      await pauseTask(taskDeps, await owned(req.taskId, ctx), req.reason, requester(req, ctx));
       return { success: true, message: 'Pause requested; the workflow pauses at its next checkpoint' };
     }),
     resumeTask: wrap(async (req, ctx) => {
-      const row = await owned(req.taskId, ctx);
-      if (TERMINAL.has(row.status)) throw new AppError(Code.Aborted, `Task cannot be resumed: it is ${row.status}`);
-      const { state } = await readControl(d.bus.kv.control, row.id);
-      if (!state.paused) throw new AppError(Code.Aborted, 'Task is not paused');
-      await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({
-        ...s,
-        paused: false,
-        paused_at: undefined,
-        pause_reason: undefined,
-        paused_by: undefined,
-      }));
+      await resumeTask(taskDeps, await owned(req.taskId, ctx));
       return { success: true, message: 'Task resumed' };
     }),
     getControlState: wrap(async (req, ctx) => {
@@ -298,7 +209,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
 }
 
 /** The task row if the context's caller may see it; an unknown or malformed id is NotFound. */
-async function ownedTask(store: Store, taskId: string, ctx: HandlerContext): Promise<TaskRow> {
+async function ownedTask(store: TaskStore, taskId: string, ctx: HandlerContext): Promise<TaskRow> {
   const caller = callerOf(ctx);
   if (!isUuid(taskId)) throw notFound('Task not found');
   const row = await store.getTask(taskId);
@@ -335,7 +246,7 @@ export function eventToUpdate(
  * STREAM_END. The workflow's task must exist and be the caller's (its row is committed before
  * its first event, so an unknown workflow is NotFound rather than a stream that never ends).
  */
-export function createStreamingService(d: { bus: Bus; store: Store; log: Logger }): ServiceImpl<typeof StreamingService> {
+export function createStreamingService(d: { bus: Bus; store: TaskStore; log: Logger }): ServiceImpl<typeof StreamingService> {
   return {
     async *streamTaskExecution(req, ctx) {
       if (!req.workflowId || !isUuid(req.workflowId)) throw toConnectError(badRequest('workflow_id is required'));

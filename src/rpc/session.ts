@@ -14,6 +14,7 @@ import { eventToUpdate } from './orchestrator.js';
 import type { Logger } from '../kernel/index.js';
 import { conversation, Sessions, type Session } from '../sessions/index.js';
 import type { Sql } from '../store/index.js';
+import type { TaskStore } from '../tasks/index.js';
 
 const principal = (named: Caller | undefined, ctx: HandlerContext) => actingPrincipal(callerOf(ctx), named);
 
@@ -35,8 +36,8 @@ function toSession(s: Session) {
   });
 }
 
-export function createSessionService(d: { sql: Sql; log: Logger }): ServiceImpl<typeof SessionService> {
-  const sessions = new Sessions(d.sql);
+export function createSessionService(d: { sql: Sql; tasks: TaskStore; log: Logger }): ServiceImpl<typeof SessionService> {
+  const sessions = new Sessions(d.sql, d.tasks);
   const wrap = rpcHandlers(d.log, 'session rpc');
   const page = (limit: number, def: number, max: number) => Math.min(Math.max(limit || def, 1), max);
   return {

@@ -42,12 +42,16 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS, type Bus } from '../bus/index.js';
 import { toAppError, type Logger } from '../kernel/index.js';
 import { SubmitTaskRequestSchema, type OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
-import type { Sql, Store } from '../store/index.js';
+import type { Sql } from '../store/index.js';
+import type { TaskStore } from '../tasks/index.js';
 import { nextRun, prevRun } from './cron.js';
+
+export * from './cron.js';
+export * from './store.js';
 
 export interface SchedulerDeps {
   bus: Bus;
-  store: Store;
+  store: TaskStore;
   log: Logger;
   orchestrator: Client<typeof OrchestratorService>;
   instanceId: string;
@@ -108,6 +112,8 @@ interface OpenRun {
   task_started_at: Date | null;
   task_completed_at: Date | null;
 }
+
+type TaskFields = 'task_status' | 'result' | 'error' | 'model_used' | 'provider' | 'total_tokens' | 'cost_usd' | 'task_started_at' | 'task_completed_at';
 
 /** A claimed due time: the run row exists and the schedule moved on. */
 export interface Claim {
@@ -300,16 +306,31 @@ export class Scheduler {
 
   /** Brings open runs up to date with their tasks; returns how many runs finished. */
   async trackRuns(): Promise<number> {
-    const open = await this.sql<OpenRun[]>`
+    const runs = await this.sql<Omit<OpenRun, TaskFields>[]>`
       SELECT r.id, r.schedule_id, r.workflow_id, r.status, r.fired_at, r.started_at,
-             s.max_budget_per_run_usd, s.timeout_seconds,
-             t.status AS task_status, t.result, t.error, t.model_used, t.provider, t.total_tokens, t.cost_usd,
-             t.started_at AS task_started_at, t.completed_at AS task_completed_at
+             s.max_budget_per_run_usd, s.timeout_seconds
       FROM schedule_runs r
       JOIN schedules s ON s.id = r.schedule_id
-      LEFT JOIN tasks t ON t.id = r.workflow_id
       WHERE r.status IN ('PENDING', 'RUNNING')
       ORDER BY r.fired_at LIMIT 500`;
+    // The runs' tasks, read through their owner (tasks/).
+    const ids = runs.map((r) => r.workflow_id).filter((id): id is string => !!id);
+    const tasks = new Map((ids.length ? await this.d.store.getTasks(ids) : []).map((t) => [t.id, t]));
+    const open: OpenRun[] = runs.map((r) => {
+      const t = r.workflow_id ? tasks.get(r.workflow_id) : undefined;
+      return {
+        ...r,
+        task_status: t?.status ?? null,
+        result: t?.result ?? null,
+        error: t?.error ?? null,
+        model_used: t?.model_used ?? null,
+        provider: t?.provider ?? null,
+        total_tokens: t?.total_tokens ?? null,
+        cost_usd: t ? Number(t.cost_usd) : null,
+        task_started_at: t?.started_at ?? null,
+        task_completed_at: t?.completed_at ?? null,
+      };
+    });
     let finished = 0;
     const now = Date.now();
     for (const r of open) {

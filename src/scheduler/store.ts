@@ -82,66 +82,6 @@ export type SchedulePatch = Partial<{
   next_run_at: Date;
 }>;
 
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-
-/** The full schedule object of the spec. */
-export function scheduleJson(r: ScheduleRow) {
-  return {
-    id: r.id,
-    name: r.name,
-    description: r.description,
-    cron_expression: r.cron_expression,
-    timezone: r.timezone,
-    task_query: r.task_query,
-    task_context: r.task_context ?? {},
-    max_budget_per_run_usd: r.max_budget_per_run_usd,
-    timeout_seconds: r.timeout_seconds,
-    status: r.status,
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
-    next_run_at: iso(r.next_run_at),
-    last_run_at: iso(r.last_run_at),
-    total_runs: r.total_runs,
-    successful_runs: r.successful_runs,
-    failed_runs: r.failed_runs,
-  };
-}
-
-/** An item of the list endpoint. */
-export function scheduleSummaryJson(r: ScheduleRow) {
-  return {
-    id: r.id,
-    name: r.name,
-    cron_expression: r.cron_expression,
-    timezone: r.timezone,
-    status: r.status,
-    next_run_at: iso(r.next_run_at),
-    total_runs: r.total_runs,
-    successful_runs: r.successful_runs,
-    failed_runs: r.failed_runs,
-  };
-}
-
-/** A run record of the spec; result, error_message, model_used, provider, duration_ms, started_at, completed_at omitted when empty. */
-export function runJson(r: RunRow) {
-  const out: Record<string, unknown> = {
-    workflow_id: r.workflow_id ?? '',
-    query: r.query,
-    status: r.status,
-  };
-  if (r.result) out.result = r.result;
-  if (r.error_message) out.error_message = r.error_message;
-  if (r.model_used) out.model_used = r.model_used;
-  if (r.provider) out.provider = r.provider;
-  out.total_tokens = r.total_tokens;
-  out.total_cost_usd = r.total_cost_usd;
-  if (r.duration_ms !== null && r.duration_ms !== undefined) out.duration_ms = Number(r.duration_ms);
-  out.triggered_at = iso(r.triggered_at);
-  if (r.started_at) out.started_at = iso(r.started_at);
-  if (r.completed_at) out.completed_at = iso(r.completed_at);
-  return out;
-}
-
 export class ScheduleLimitError extends Error {
   override name = 'ScheduleLimitError';
 }

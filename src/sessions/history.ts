@@ -17,7 +17,7 @@
  *   long_context: W 200, P 10, R 60
  */
 import type { ChatMessage } from '../llm/index.js';
-import { sessionNames, type Sql } from '../store/index.js';
+import type { SessionRegistry, TaskStore } from '../tasks/index.js';
 
 export interface WindowSettings {
   window: number;
@@ -62,18 +62,13 @@ export interface Turn {
 }
 
 /** Earlier turns of the task's session (same owner), oldest first. */
-export async function loadTurns(sql: Sql, t: { task_id: string; session_id: string; user_id?: string }, limit: number): Promise<Turn[]> {
+export async function loadTurns(
+  d: { tasks: TaskStore; sessions: SessionRegistry },
+  t: { task_id: string; session_id: string; user_id?: string },
+  limit: number,
+): Promise<Turn[]> {
   const owner = t.user_id ?? null;
-  const rows = await sql<(Turn & { created_at: Date })[]>`
-    SELECT * FROM (
-      SELECT t.id AS task_id, t.query, t.result, t.created_at FROM tasks t
-      WHERE t.session_id IN (${sessionNames(sql, t.session_id, owner)})
-        AND t.user_id IS NOT DISTINCT FROM ${owner}::uuid
-        AND t.id <> ${t.task_id}::uuid
-        AND t.created_at <= (SELECT created_at FROM tasks WHERE id = ${t.task_id}::uuid)
-      ORDER BY t.created_at DESC LIMIT ${limit}
-    ) x ORDER BY created_at`;
-  return rows.map(({ task_id, query, result }) => ({ task_id, query, result }));
+  return d.tasks.earlierTurns(t.task_id, await d.sessions.namesOf(t.session_id, owner), owner, limit);
 }
 
 export function turnsToMessages(turns: Turn[]): ChatMessage[] {

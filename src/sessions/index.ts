@@ -1,7 +1,8 @@
 /**
  * Sessions: a conversation of tasks. A session is addressed by its UUID or by its external
  * id (unique per owner). Sessions are created implicitly by the first task that names them
- * (see Store.insertTaskRows) and soft-deleted. Every read here is scoped to the owner: the
+ * (the registry below, called by TaskStore before it inserts a batch of tasks) and
+ * soft-deleted. Every read here is scoped to the owner: the
  * anonymous development principal owns the sessions created without a user.
  *
  * Tasks reference a session by the string the client used (tasks.session_id); a session's
@@ -12,8 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { UUID_RE, badRequest, conflict, notFound, type Principal } from '../kernel/index.js';
-import type postgres from 'postgres';
-import type { EventRow, Sql } from '../store/index.js';
+import type { postgres, Sql } from '../store/index.js';
+import type { EventRow, SessionRef, SessionRegistry, TaskBrief, TaskStore } from '../tasks/index.js';
 
 export interface SessionRow {
   id: string;
@@ -62,19 +63,7 @@ export interface Session {
 }
 
 /** One task of a session, as its history shows it. */
-export interface SessionTask {
-  id: string;
-  query: string;
-  result: string | null;
-  status: string;
-  mode: string;
-  error: string;
-  totalTokens: number;
-  costUsd: number;
-  createdAt: Date;
-  startedAt: Date | null;
-  completedAt: Date | null;
-}
+export type SessionTask = TaskBrief;
 
 /** One message of the conversation: a task's query (user) and its result (assistant). */
 export interface ConversationMessage {
@@ -131,9 +120,8 @@ export function conversation(tasks: SessionTask[]): ConversationMessage[] {
   return out;
 }
 
-/** SQL condition: tasks of session `s` (by id or external id, same owner). */
-const tasksOf = (sql: Sql, s: SessionRow) =>
-  sql`(t.session_id = ${s.id} OR (${s.external_id}::text IS NOT NULL AND t.session_id = ${s.external_id}::text)) AND t.user_id IS NOT DISTINCT FROM ${s.user_id}::uuid`;
+/** The names tasks may give session `s`: its id, and its external id when it has one. */
+const namesOfRow = (s: SessionRow) => (s.external_id ? [s.id, s.external_id] : [s.id]);
 
 interface SummaryRow extends SessionRow {
   total: string;
@@ -151,34 +139,6 @@ interface SummaryRow extends SessionRow {
   is_research: boolean;
   is_active: boolean;
 }
-
-interface TaskRowLite {
-  id: string;
-  query: string;
-  result: string | null;
-  status: string;
-  mode: string;
-  error: string;
-  total_tokens: number;
-  cost_usd: number;
-  created_at: Date;
-  started_at: Date | null;
-  completed_at: Date | null;
-}
-
-const toTask = (r: TaskRowLite): SessionTask => ({
-  id: r.id,
-  query: r.query,
-  result: r.result,
-  status: r.status,
-  mode: r.mode,
-  error: r.error,
-  totalTokens: r.total_tokens,
-  costUsd: r.cost_usd,
-  createdAt: r.created_at,
-  startedAt: r.started_at,
-  completedAt: r.completed_at,
-});
 
 function toSession(r: SummaryRow): Session {
   return {
@@ -206,8 +166,58 @@ function toSession(r: SummaryRow): Session {
   };
 }
 
+/**
+ * The registry tasks/ calls: registers the sessions a batch of new tasks names (a UUID is
+ * the session's id, anything else its external id), and resolves a session's names.
+ */
+export interface SessionDirectory extends SessionRegistry {
+  /** Records a compressed history summary in the session's context (`history_summary`). */
+  recordHistorySummary(sessionId: string, owner: string | null, record: Record<string, unknown>): Promise<void>;
+}
+
+export function sessionRegistry(sql: Sql): SessionDirectory {
+  return {
+    async recordHistorySummary(sessionId, owner, record) {
+      await sql`UPDATE sessions SET context = context || ${sql.json({ history_summary: record } as postgres.JSONValue)}, updated_at = now()
+        WHERE (id::text = ${sessionId} OR external_id = ${sessionId}) AND user_id IS NOT DISTINCT FROM ${owner}::uuid`;
+    },
+    async ensureSessions(refs: SessionRef[]) {
+      if (!refs.length) return;
+      const rows = refs.map((r) => {
+        const isId = UUID_RE.test(r.sessionId);
+        return {
+          id: isId ? r.sessionId : randomUUID(),
+          external_id: isId ? null : r.sessionId,
+          user_id: r.userId,
+          tenant_id: r.tenantId,
+          created_at: r.at,
+          updated_at: r.at,
+          last_activity_at: r.at,
+        };
+      });
+      await sql`INSERT INTO sessions ${sql(rows)} ON CONFLICT DO NOTHING`;
+    },
+    async namesOf(sessionId: string, owner: string | null) {
+      const other = UUID_RE.test(sessionId)
+        ? await sql<
+            { n: string }[]
+          >`SELECT external_id AS n FROM sessions WHERE id = ${sessionId}::uuid AND external_id IS NOT NULL AND user_id IS NOT DISTINCT FROM ${owner}::uuid`
+        : await sql<{ n: string }[]>`SELECT id::text AS n FROM sessions WHERE external_id = ${sessionId} AND user_id IS NOT DISTINCT FROM ${owner}::uuid`;
+      return [sessionId, ...other.map((r) => r.n)];
+    },
+  };
+}
+
+/**
+ * Sessions and their aggregates. The list and summary statement joins the session's tasks
+ * read-only (counts, tokens, newest and first task) so a page of sessions is one round
+ * trip; every other read of tasks goes through TaskStore.
+ */
 export class Sessions {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly tasks: TaskStore,
+  ) {}
 
   /**
    * Sessions matching `where` (a condition on `s`) with the aggregates of their tasks, in one
@@ -320,18 +330,7 @@ export class Sessions {
    * and how many tasks the session has in all.
    */
   private async recentTasks(s: SessionRow, limit: number, offset: number): Promise<{ tasks: SessionTask[]; total: number }> {
-    const rows = await this.sql<(TaskRowLite & { total: string })[]>`
-      SELECT * FROM (
-        SELECT t.id, t.query, t.result, t.status, t.mode, t.error, t.total_tokens, t.cost_usd::float8 AS cost_usd,
-          t.created_at, t.started_at, t.completed_at, count(*) OVER () AS total
-        FROM tasks t WHERE ${tasksOf(this.sql, s)} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit} OFFSET ${offset}
-      ) x ORDER BY created_at, id`;
-    let total = rows.length ? Number(rows[0].total) : 0;
-    if (!rows.length && offset > 0) {
-      const [c] = await this.sql`SELECT count(*)::int AS n FROM tasks t WHERE ${tasksOf(this.sql, s)}`;
-      total = c.n as number;
-    }
-    return { tasks: rows.map(toTask), total };
+    return this.tasks.sessionTasks(namesOfRow(s), s.user_id, limit, offset);
   }
 
   /** The conversation: the session's most recent `limit` tasks, oldest first. */
@@ -350,10 +349,7 @@ export class Sessions {
     const s = await requireSession(this.sql, idOrExternal, p);
     const { tasks, total } = await this.recentTasks(s, limit, offset);
     const ids = tasks.map((t) => t.id);
-    const events = ids.length
-      ? await this.sql<EventRow[]>`SELECT workflow_id, seq, type, agent_id, message, payload, ts, stream_id
-          FROM task_events WHERE workflow_id IN ${this.sql(ids)} ORDER BY workflow_id, seq`
-      : [];
+    const events = await this.tasks.eventsOfTasks(ids);
     const byTask = new Map<string, EventRow[]>();
     for (const e of events) {
       const list = byTask.get(e.workflow_id) ?? [];
@@ -365,3 +361,4 @@ export class Sessions {
     return { sessionId: s.id, turns, total };
   }
 }
+export * from './history.js';

@@ -3,7 +3,7 @@
  * other test files never take its tasks) and the shared test database.
  */
 import { inject } from 'vitest';
-import { startApp, type App } from '../../src/app.js';
+import { startApp, type App } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { LlmProvider } from '../../src/llm/index.js';
 import { createLogger } from '../../src/kernel/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { systemPrompt } from './workflows.js';
+import { systemPrompt } from './index.js';
 
 describe('systemPrompt', () => {
   it('substitutes ${name} from prompt_params', () => {

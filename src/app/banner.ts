@@ -5,8 +5,8 @@
  * machine-readable equivalent.
  */
 import { resolve } from 'node:path';
-import type { App } from './app.js';
-import type { Config } from './config/index.js';
+import type { App } from './index.js';
+import type { Config } from '../config/index.js';
 
 /** host:port of a connection URL, without credentials. */
 function where(url: string): string {

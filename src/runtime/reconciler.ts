@@ -9,8 +9,8 @@
  */
 import { STREAMS, subjects, type Bus } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
-import type { Store } from '../store/index.js';
-import { startMessage, type QueuedTask } from './enqueue.js';
+import type { TaskStore } from '../tasks/index.js';
+import { startMessage } from '../tasks/index.js';
 
 export class Reconciler {
   private timer?: NodeJS.Timeout;
@@ -18,7 +18,7 @@ export class Reconciler {
 
   constructor(
     private readonly bus: Bus,
-    private readonly store: Store,
+    private readonly store: TaskStore,
     private readonly log: Logger,
     private readonly opts: { intervalMs: number; graceMs: number } = { intervalMs: 15_000, graceMs: 10_000 },
   ) {}
@@ -38,10 +38,7 @@ export class Reconciler {
   private async pass(): Promise<string[]> {
     const republished: string[] = [];
     try {
-      const rows = await this.store.sql<QueuedTask[]>`
-        SELECT id, session_id, user_id, tenant_id, query, context, options, mode, trace_id, created_at FROM tasks
-        WHERE status = 'TASK_STATUS_QUEUED' AND created_at < ${new Date(Date.now() - this.opts.graceMs)}
-        ORDER BY created_at LIMIT 500`;
+      const rows = await this.store.staleQueued(new Date(Date.now() - this.opts.graceMs));
       for (const r of rows) {
         const inQueue = await this.bus.jsm.streams.getMessage(STREAMS.tasks, { last_by_subj: subjects.taskStart(r.id) }).catch(() => null);
         if (inQueue) continue;

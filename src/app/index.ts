@@ -14,30 +14,42 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from '@connectrpc/connect';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
-import { Archiver } from './actors/archiver.js';
-import { AuthService } from './auth/index.js';
-import { Reconciler } from './actors/reconciler.js';
-import { startScheduler } from './scheduler/index.js';
-import { Worker } from './actors/worker.js';
-import { connectBus, type Bus } from './bus/index.js';
-import { reservedSettingWarnings, type Config } from './config/index.js';
-import { startEmbeddedPostgres, EMBEDDED_PG_MAX_CONNECTIONS } from './embedded/pglite.js';
-import { findNatsServerBinary, natsServerVersion, startSupervisedNatsServer, supportsSyncInterval, type SupervisedNatsServer } from './embedded/nats-server.js';
-import { Gateway } from './gateway/index.js';
-import { OrchestratorService } from './gen/svc/v1/orchestrator_pb.js';
-import { StreamingService } from './gen/svc/v1/streaming_pb.js';
-import { SessionService } from './gen/svc/v1/session_pb.js';
-import { createSessionService } from './rpc/session.js';
-import { clientAuthInterceptor, serverAuthInterceptor, transportAs } from './rpc/auth.js';
-import { OfflineProvider, OpenAiProvider, type LlmProvider } from './llm/index.js';
-import { loadCatalogue, pricesOf } from './llm/catalogue.js';
-import { SYSTEM_CALLER, type Logger } from './kernel/index.js';
-import { createOrchestratorService, createStreamingService } from './rpc/orchestrator.js';
-import { Store, connectSql, migrate } from './store/index.js';
+import { AuthService } from '../auth/index.js';
+import { startScheduler } from '../scheduler/index.js';
+import { Archiver, Reconciler, Worker } from '../runtime/index.js';
+import { runWorkflow } from '../workflows/index.js';
+import { sessionRegistry } from '../sessions/index.js';
+import { TaskStore } from '../tasks/index.js';
+import { connectBus, type Bus } from '../bus/index.js';
+import { reservedSettingWarnings, type Config } from '../config/index.js';
+import {
+  EMBEDDED_PG_MAX_CONNECTIONS,
+  findNatsServerBinary,
+  natsServerVersion,
+  startEmbeddedPostgres,
+  startSupervisedNatsServer,
+  supportsSyncInterval,
+  type SupervisedNatsServer,
+} from '../embedded/index.js';
+import { Gateway } from '../gateway/index.js';
+import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
+import { StreamingService } from '../gen/svc/v1/streaming_pb.js';
+import { SessionService } from '../gen/svc/v1/session_pb.js';
+import { OfflineProvider, OpenAiProvider, loadCatalogue, pricesOf, type LlmProvider } from '../llm/index.js';
+import { SYSTEM_CALLER, type Logger } from '../kernel/index.js';
+import {
+  clientAuthInterceptor,
+  createOrchestratorService,
+  createSessionService,
+  createStreamingService,
+  serverAuthInterceptor,
+  transportAs,
+} from '../rpc/index.js';
+import { connectSql, migrate } from '../store/index.js';
 
 export const VERSION: string = (() => {
   try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
   } catch {
     return '0.0.0';
   }
@@ -45,7 +57,7 @@ export const VERSION: string = (() => {
 
 export interface App {
   bus: Bus;
-  store: Store;
+  store: TaskStore;
   gateway?: Gateway;
   worker?: Worker;
   reconciler?: Reconciler;
@@ -67,7 +79,7 @@ export interface App {
 function modelsConfigPath(cfg: Config): string {
   const p = cfg.paths.models;
   if (p !== './config/models.yaml' || existsSync(p)) return p;
-  return fileURLToPath(new URL('../config/models.yaml', import.meta.url));
+  return fileURLToPath(new URL('../../config/models.yaml', import.meta.url));
 }
 
 export function createLlm(cfg: Config): LlmProvider {
@@ -163,7 +175,7 @@ export function internalRpcTokenOf(cfg: Config, dataDir: string, log: Logger): s
   return token;
 }
 
-function createAuthService(cfg: Config, dataDir: string, store: Store, log: Logger): AuthService {
+function createAuthService(cfg: Config, dataDir: string, store: TaskStore, log: Logger): AuthService {
   return new AuthService(
     store.sql,
     {
@@ -224,7 +236,8 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       log.info('embedded PGlite started');
     }
     const sql = connectSql(dbUrl, { max: maxConn, log });
-    const store = new Store(sql);
+    const sessionDir = sessionRegistry(sql);
+    const store = new TaskStore(sql, sessionDir);
     cleanups.push(() => store.close());
     await migrate(sql, log);
 
@@ -256,7 +269,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       rpcInterceptors = [serverAuthInterceptor(internalRpcToken())];
       const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier });
       const streaming = createStreamingService({ bus, store, log });
-      const sessionsRpc = createSessionService({ sql: store.sql, log });
+      const sessionsRpc = createSessionService({ sql: store.sql, tasks: store, log });
       routes = (r) => {
         r.service(OrchestratorService, orch);
         r.service(StreamingService, streaming);
@@ -297,22 +310,24 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     }
 
     if (cfg.roles.has('worker')) {
+      const workflowDeps = {
+        tasks: store,
+        sessions: sessionDir,
+        llm,
+        partialChunkChars: cfg.workflow.partialChunkChars,
+        maxTokens: cfg.llm.maxTokens,
+        temperature: cfg.llm.temperature,
+        synthBypassSingle: cfg.workflow.synthBypassSingle,
+        history: {
+          windowMessages: cfg.history.windowMessages,
+          debugWindowMessages: cfg.history.windowDebugMessages,
+          triggerRatio: cfg.history.compressionTriggerRatio,
+        },
+      };
       const worker = new Worker(
         bus,
         store,
-        {
-          store,
-          llm,
-          partialChunkChars: cfg.workflow.partialChunkChars,
-          maxTokens: cfg.llm.maxTokens,
-          temperature: cfg.llm.temperature,
-          synthBypassSingle: cfg.workflow.synthBypassSingle,
-          history: {
-            windowMessages: cfg.history.windowMessages,
-            debugWindowMessages: cfg.history.windowDebugMessages,
-            triggerRatio: cfg.history.compressionTriggerRatio,
-          },
-        },
+        (ctx, task) => runWorkflow(ctx, workflowDeps, task),
         {
           concurrency: cfg.worker.concurrency,
           ackWaitMs: cfg.worker.ackWaitMs,
@@ -391,3 +406,5 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     throw err;
   }
 }
+
+export { startupBanner } from './banner.js';

@@ -7,7 +7,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { CONSUMERS, STREAMS, decodeEvent, type Bus } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
-import type { EventRow, Store } from '../store/index.js';
+import type { EventRow, TaskStore } from '../tasks/index.js';
 
 export class Archiver {
   private stopped = false;
@@ -16,7 +16,7 @@ export class Archiver {
 
   constructor(
     private readonly bus: Bus,
-    private readonly store: Store,
+    private readonly store: TaskStore,
     private readonly log: Logger,
   ) {}
 

@@ -15,11 +15,12 @@ import { JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetst
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
 import { CONSUMERS, PublishError, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
-import { readControl, type ControlState } from './control.js';
 import { AppError, toAppError, type Logger } from '../kernel/index.js';
-import type { Store, TaskOutcome } from '../store/index.js';
+import { readControl, type ControlState, type TaskOutcome, type TaskStart, type TaskStore } from '../tasks/index.js';
 import { BusDesync, HandBack, WorkflowContext } from './context.js';
-import { runWorkflow, type TaskStart, type WorkflowDeps } from './workflows.js';
+
+/** Runs a workflow's body (workflows/ provides it; the runtime knows nothing of LLMs). */
+export type WorkflowRunner = (ctx: WorkflowContext, task: TaskStart) => Promise<TaskOutcome>;
 
 export interface WorkerOptions {
   concurrency: number;
@@ -56,7 +57,7 @@ class Controller {
 
   constructor(
     private readonly ctx: WorkflowContext,
-    private readonly store: Store,
+    private readonly store: TaskStore,
     private readonly taskId: string,
   ) {
     ctx.beforeStep = () => this.gate();
@@ -145,8 +146,8 @@ export class Worker {
 
   constructor(
     private readonly bus: Bus,
-    private readonly store: Store,
-    private readonly deps: WorkflowDeps,
+    private readonly store: TaskStore,
+    private readonly run: WorkflowRunner,
     private readonly opts: WorkerOptions,
     private readonly log: Logger,
   ) {}
@@ -327,7 +328,7 @@ export class Worker {
         });
         return { at: at.toISOString() };
       });
-      const outcome = await this.withRetries(ctx, () => runWorkflow(ctx, this.deps, task), log);
+      const outcome = await this.withRetries(ctx, () => this.run(ctx, task), log);
       await this.finish(ctx, task, outcome);
       entry.msg.ack();
     } catch (err) {

@@ -7,32 +7,14 @@
  * standard: plan -> one agent step per subtask, in order -> synthesis.
  * complex / supervisor: plan -> subtasks in parallel -> synthesis.
  */
-import type { Mode } from '../kernel/index.js';
-import type { Store, TaskOutcome } from '../store/index.js';
+import type { TaskOutcome, TaskStart, TaskStore } from '../tasks/index.js';
 import type { ChatMessage, LlmProvider, LlmResult } from '../llm/index.js';
-import type { WorkflowContext } from './context.js';
-import { applyWindow, loadTurns, summaryPrompt, turnsToMessages, windowSettings, withSummary } from '../sessions/history.js';
-
-/** The work-queue message that starts (and, on redelivery, re-activates) a workflow. */
-export interface TaskStart {
-  task_id: string;
-  session_id: string;
-  user_id?: string;
-  tenant_id?: string;
-  query: string;
-  context: Record<string, unknown>;
-  mode: Mode;
-  model_tier: 'small' | 'medium' | 'large';
-  model_override?: string;
-  max_concurrent_agents?: number;
-  trace_id?: string;
-  submitted_at: string;
-  /** The session was generated for this task (the client named none). */
-  new_session?: boolean;
-}
+import type { WorkflowContext } from '../runtime/index.js';
+import { applyWindow, loadTurns, summaryPrompt, type SessionDirectory, turnsToMessages, windowSettings, withSummary } from '../sessions/index.js';
 
 export interface WorkflowDeps {
-  store: Store;
+  tasks: TaskStore;
+  sessions: SessionDirectory;
   llm: LlmProvider;
   partialChunkChars: number;
   maxTokens: number;
@@ -111,7 +93,7 @@ async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
   return ctx.step('history', async () => {
     const w = windowSettings(t.context, deps.history);
     // A session the service generated for this task has no earlier turns: no query.
-    const turns = t.new_session ? [] : await loadTurns(deps.store.sql, t, w.window);
+    const turns = t.new_session ? [] : await loadTurns(deps, t, w.window);
     const win = applyWindow(turnsToMessages(turns), w);
     const info = { total: win.total, kept: win.messages.length, dropped: win.dropped, window: w.window, preset: w.preset };
     if (!win.toCompress) return { messages: win.messages, info, summaryUsage: undefined as AgentOutput | undefined };
@@ -135,8 +117,7 @@ async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
       at: new Date().toISOString(),
       model: r.model,
     };
-    await deps.store.sql`UPDATE sessions SET context = context || ${deps.store.sql.json({ history_summary: record })}, updated_at = now()
-      WHERE (id::text = ${t.session_id} OR external_id = ${t.session_id}) AND user_id IS NOT DISTINCT FROM ${t.user_id ?? null}::uuid`;
+    await deps.sessions.recordHistorySummary(t.session_id, t.user_id ?? null, record);
     return {
       messages,
       info: { ...info, kept: messages.length, compressed: win.toCompress.length, summary: r.text },

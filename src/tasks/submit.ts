@@ -1,0 +1,156 @@
+/**
+ * The submission rules, in one place for every entry point (the HTTP gateway, gRPC
+ * SubmitTask, the scheduler): what a submission may ask for, how context fallbacks and
+ * defaults resolve, and the fields refused because nothing implements them yet. Then the
+ * submission itself: the row is committed (QUEUED) and its start message queued.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Bus } from '../bus/index.js';
+import { EXECUTION_MODE, MODES, badRequest, isTier, type Logger, type Mode, type Tier } from '../kernel/index.js';
+import { enqueueStart } from './enqueue.js';
+import { startMessage } from './model.js';
+import { notAvailableField, notAvailableMessage, firstGiven } from './not-available.js';
+import type { TaskStore } from './store.js';
+
+/** A submission as an entry point received it (names of the REST body; unset fields absent). */
+export interface SubmitRequest {
+  query: string;
+  context?: Record<string, unknown>;
+  /** The session the client named (UUID or external id); absent: a new one is generated. */
+  sessionId?: string;
+  /** A workflow mode the client asked for; absent: detected from the query. */
+  mode?: string;
+  modelTier?: string;
+  modelOverride?: string;
+  providerOverride?: string;
+  skill?: string;
+  researchStrategy?: string;
+  maxIterations?: number;
+  enableVerification?: boolean;
+  maxConcurrentAgents?: number;
+  traceId?: string;
+  /** Fields only some entry points carry (e.g. gRPC's require_approval), by their wire name. */
+  extraFields?: Record<string, unknown>;
+}
+
+/** A submission that passed the rules, with its fallbacks and defaults resolved. */
+export interface Submission {
+  query: string;
+  context: Record<string, unknown>;
+  sessionId?: string;
+  /** The mode the client asked for, if any (re-runs keep it). */
+  requestedMode?: Mode;
+  mode: Mode;
+  tier: Tier;
+  modelOverride?: string;
+  maxConcurrentAgents?: number;
+  traceId?: string;
+}
+
+/** Auto-detects the mode when none was requested: short single requests are simple. */
+export function detectMode(query: string): Mode {
+  const sentences = query.split(/[.?!]\s+/).filter((s) => s.trim().length > 0).length;
+  return query.length > 300 || sentences > 2 ? 'standard' : 'simple';
+}
+
+const isMode = (s: string): s is Mode => (MODES as readonly string[]).includes(s);
+
+/** The context fallback of a top-level field (`context.<key>`): a non-empty string or nothing. */
+function fromContext(context: Record<string, unknown>, k: string): string | undefined {
+  if (!Object.hasOwn(context, k)) return undefined;
+  const v = context[k];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw badRequest(`context.${k} must be a string`);
+  return v;
+}
+
+/**
+ * Applies the rules (HTTP 400 / gRPC InvalidArgument on the first broken one):
+ * top-level model_tier / model_override / provider_override win over their context
+ * fallbacks; `disable_ai` with any of them is refused; tiers and modes are the known ones;
+ * fields nothing implements yet are refused rather than ignored.
+ */
+export function checkSubmission(r: SubmitRequest, defaultTier: Tier): Submission {
+  const query = r.query.trim();
+  if (!query) throw badRequest('query is required');
+  const context = r.context ?? {};
+  const topTier = r.modelTier || undefined;
+  const ctxTier = topTier ? undefined : fromContext(context, 'model_tier');
+  const modelOverride = r.modelOverride || fromContext(context, 'model_override');
+  const providerOverride = r.providerOverride || fromContext(context, 'provider_override');
+  if (context.disable_ai === true && (topTier || ctxTier || modelOverride || providerOverride)) {
+    throw badRequest('disable_ai cannot be combined with model_tier, model_override or provider_override');
+  }
+  if (topTier !== undefined && !isTier(topTier)) throw badRequest('model_tier must be one of: small, medium, large');
+  if (ctxTier !== undefined && !isTier(ctxTier)) throw badRequest('context.model_tier must be one of: small, medium, large');
+  // Accepted and ignored would pretend: what nothing implements yet is refused.
+  const notYet =
+    notAvailableField(
+      {
+        provider_override: r.providerOverride,
+        skill: r.skill,
+        research_strategy: r.researchStrategy,
+        max_iterations: r.maxIterations,
+        enable_verification: r.enableVerification,
+      },
+      context,
+    ) ?? firstGiven(r.extraFields ?? {});
+  if (notYet) throw badRequest(notAvailableMessage(notYet));
+  const requested = r.mode || undefined;
+  if (requested !== undefined && !isMode(requested)) throw badRequest(`invalid mode: ${requested}`);
+  return {
+    query,
+    context,
+    sessionId: r.sessionId || undefined,
+    requestedMode: requested,
+    mode: requested ?? detectMode(query),
+    tier: ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier,
+    modelOverride,
+    maxConcurrentAgents: r.maxConcurrentAgents || undefined,
+    traceId: r.traceId || undefined,
+  };
+}
+
+export interface SubmitDeps {
+  bus: Bus;
+  tasks: TaskStore;
+  log: Logger;
+}
+
+/**
+ * Commits the task (QUEUED) and queues its start message; refused with 503 when the message
+ * cannot be stored (the row is withdrawn, the task never runs). `owner`: who the task runs as.
+ */
+export async function submitTask(
+  d: SubmitDeps,
+  s: Submission,
+  owner: { userId?: string; tenantId?: string },
+): Promise<{ taskId: string; sessionId: string; createdAt: Date }> {
+  const taskId = randomUUID();
+  const sessionId = s.sessionId ?? randomUUID();
+  const createdAt = new Date();
+  const options: Record<string, unknown> = {
+    mode: s.requestedMode,
+    model_tier: s.tier,
+    model_override: s.modelOverride,
+    max_concurrent_agents: s.maxConcurrentAgents,
+    // The client named no session: one was generated (the workflow then skips history).
+    ...(s.sessionId ? {} : { new_session: true }),
+  };
+  const task = {
+    id: taskId,
+    session_id: sessionId,
+    user_id: owner.userId ?? null,
+    tenant_id: owner.tenantId ?? null,
+    query: s.query,
+    context: s.context,
+    options,
+    mode: EXECUTION_MODE[s.mode],
+    trace_id: s.traceId ?? null,
+    created_at: createdAt,
+  };
+  await d.tasks.insertTask(task);
+  await enqueueStart(d, startMessage(task));
+  d.log.debug({ workflow_id: taskId, trace_id: s.traceId, mode: s.mode }, 'task submitted');
+  return { taskId, sessionId, createdAt };
+}
