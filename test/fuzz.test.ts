@@ -181,7 +181,7 @@ const short = (s: string) => (s.length > 100 ? `${s.slice(0, 60)}...(${s.length}
 /** A body each JSON route accepts (or nearly), so that mutating one field reaches deep code. */
 function baseBody(method: string, pattern: string): Record<string, unknown> {
   if (pattern === '/api/v1/tasks' || pattern === '/api/v1/tasks/stream') {
-    return { query: 'fuzz', session_id: 'fuzz-session', context: { role: 'analyst' }, mode: 'simple', model_tier: 'small', max_concurrent_agents: 2 };
+    return { query: 'fuzz', session_id: 'fuzz-session', context: { topic: 'analyst' }, mode: 'simple', model_tier: 'small', max_concurrent_agents: 2 };
   }
   if (pattern === '/api/v1/auth/register') return { email: `f-${randomUUID()}@example.com`, password: 'password123', name: 'n', tenant_name: 't' };
   if (pattern === '/api/v1/auth/login') return { email: 'nobody@example.com', password: 'password123' };

@@ -72,7 +72,7 @@ async function completed(c: Client<typeof OrchestratorService>, taskId: string) 
 }
 
 const submitReq = (query: string, mode: string, sessionId = '') =>
-  create(SubmitTaskRequestSchema, { query, metadata: { sessionId }, context: { role: 'analysis' }, options: { modeName: mode } });
+  create(SubmitTaskRequestSchema, { query, metadata: { sessionId }, context: { topic: 'analysis' }, options: { modeName: mode } });
 
 describe('OrchestratorService over gRPC (HTTP/2)', () => {
   it('SubmitTask, GetTaskStatus, ListTasks and GetTaskEvents', async () => {

@@ -149,7 +149,7 @@ describe('create and read', () => {
       description: 'weekday mornings in New York',
       cron_expression: '30 9 * * 1-5',
       timezone: 'America/New_York',
-      task_context: { role: 'analyst', depth: 2 },
+      task_context: { topic: 'analyst', depth: 2 },
       max_budget_per_run_usd: 2.5,
       timeout_seconds: 120,
     });

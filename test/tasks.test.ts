@@ -79,6 +79,10 @@ describe('POST /api/v1/tasks', () => {
       [{ context: { provider_override: 'openai' } }, 'context.provider_override'],
       [{ context: { skill: 'code-review' } }, 'context.skill'],
       [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
+      [{ context: { role: 'developer' } }, 'context.role'],
+      [{ context: { force_research: true } }, 'context.force_research'],
+      [{ context: { force_swarm: true } }, 'context.force_swarm'],
+      [{ context: { agent: 'summariser', agent_input: { text: 'x' } } }, 'context.agent'],
     ];
     for (const [fields, name] of cases) {
       for (const path of ['/api/v1/tasks', '/api/v1/tasks/stream']) {
@@ -99,8 +103,13 @@ describe('POST /api/v1/tasks', () => {
     });
     expect(sched.status).toBe(400);
     expect(await json(sched)).toEqual({ error: 'task_context.template is not available yet' });
-    // Their "off" values ask for nothing and are accepted.
-    for (const fields of [{ enable_verification: false }, { context: { disable_ai: false } }, { skill: '' }]) {
+    // Their "off" values ask for nothing and are accepted, and so is the default role.
+    for (const fields of [
+      { enable_verification: false },
+      { context: { disable_ai: false } },
+      { skill: '' },
+      { context: { role: 'generalist', force_swarm: false } },
+    ]) {
       const res = await post('/api/v1/tasks', { query: 'accepted', ...fields });
       expect(res.status, JSON.stringify(fields)).toBe(200);
     }

@@ -28,8 +28,8 @@ export const TaskSubmitRequest = Type.Object(
       FreeObject(
         'Key-value context. Read: system_prompt, prompt_params, model_tier and model_override (fallbacks for the top-level fields), ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
-          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.map((k) => (k === 'disable_ai' ? 'disable_ai: true' : k)).join(', ')}. ` +
-          'Other keys (role, force_research, force_swarm, agent, ...) are stored with the task but not read yet.',
+          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.map((k) => (k === 'disable_ai' ? 'disable_ai: true' : k === 'role' ? 'role (other than generalist)' : k)).join(', ')}. ` +
+          'Other keys are stored with the task.',
       ),
     ),
     mode: Type.Optional(StringEnum(['simple', 'standard', 'complex', 'supervisor'] as const, { description: 'Default: auto-detect' })),

@@ -14,7 +14,9 @@ export const NOT_AVAILABLE_FIELDS = ['provider_override', 'skill', 'research_str
 
 /**
  * Keys of `context`: the deprecated fallbacks of the fields above, templates (`template_name`
- * is an alias of `template`) and template-only mode (`disable_ai: true` still called the LLM).
+ * is an alias of `template`), template-only mode (`disable_ai: true` still called the LLM),
+ * role presets (tool allowlists; `generalist`, the default, is what runs), research and swarm
+ * workflows, and named agents run through the task endpoint.
  */
 export const NOT_AVAILABLE_CONTEXT_KEYS = [
   'provider_override',
@@ -24,7 +26,15 @@ export const NOT_AVAILABLE_CONTEXT_KEYS = [
   'template_name',
   'template_version',
   'disable_ai',
+  'role',
+  'force_research',
+  'force_swarm',
+  'agent',
+  'agent_input',
 ] as const;
+
+/** Values of a not-available context key that ask for what already runs (the default role). */
+const ALLOWED_VALUES: Readonly<Record<string, unknown>> = Object.freeze(Object.assign(Object.create(null), { role: 'generalist' }));
 
 const given = (v: unknown) => v !== undefined && v !== null && v !== '' && v !== false && v !== 0;
 
@@ -33,7 +43,11 @@ export const notAvailableMessage = (field: string) => `${field} is not available
 /** The first not-yet-available field the submission gives ("context.<key>" for context keys), if any. */
 export function notAvailableField(top: Readonly<Record<string, unknown>>, context: Readonly<Record<string, unknown>> | undefined): string | undefined {
   for (const f of NOT_AVAILABLE_FIELDS) if (Object.hasOwn(top, f) && given(top[f])) return f;
-  if (context) for (const k of NOT_AVAILABLE_CONTEXT_KEYS) if (Object.hasOwn(context, k) && given(context[k])) return `context.${k}`;
+  if (context) {
+    for (const k of NOT_AVAILABLE_CONTEXT_KEYS) {
+      if (Object.hasOwn(context, k) && given(context[k]) && ALLOWED_VALUES[k] !== context[k]) return `context.${k}`;
+    }
+  }
   return undefined;
 }
 
