@@ -11,9 +11,28 @@ import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import { AppError, Code } from '../kernel/index.js';
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+/**
+ * A message of a conversation. An assistant turn may carry the tool calls the model asked
+ * for; each call's result comes back as a `tool` message naming the call.
+ */
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: LlmToolCall[] }
+  | { role: 'tool'; content: string; toolCallId: string };
+
+/** The messages as the OpenAI chat completions API takes them. */
+export function toOpenAiMessages(messages: ChatMessage[]): OpenAI.Chat.Completions.ChatCompletionMessageParam[] {
+  return messages.map((m) => {
+    if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.toolCallId };
+    if (m.role === 'assistant' && m.toolCalls?.length) {
+      return {
+        role: 'assistant',
+        content: m.content || null,
+        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+      };
+    }
+    return { role: m.role, content: m.content };
+  });
 }
 
 /** A function the model may call; `parameters` is a JSON Schema object. */
@@ -226,7 +245,7 @@ export class OpenAiProvider implements LlmProvider {
       const stream = await this.client.chat.completions.create(
         {
           model,
-          messages: req.messages,
+          messages: toOpenAiMessages(req.messages),
           max_tokens: req.maxTokens,
           temperature: req.temperature,
           ...(req.tools?.length
