@@ -25,9 +25,20 @@
  * - Download: missing → 404 `file not found`; a directory → 404 `path is a directory`; not a
  *   regular file (FIFO, socket, device) → 404 `file not found`; over `maxFileBytes`
  *   (100 MB) → 413 `file exceeds maximum size limit (100MB)`, decided by stat without reading.
+ * - Writing (`writeFile`, used by the agents' file tools): the session folder and missing
+ *   parent directories are created on the way. Every existing component is resolved with
+ *   realpath and must stay inside the session folder (links that stay inside work, links out
+ *   → `invalid path: traversal not allowed`); the file itself is opened with O_NOFOLLOW and
+ *   its opened real path checked again, so a link swapped in meanwhile cannot redirect the
+ *   write. The root or a directory → 400 `path is a directory`; a parent that is a file →
+ *   400 `path is not a directory`; anything but a regular file → 400 `not a regular file`;
+ *   a result over `maxFileBytes` → 413 as for downloads, checked before anything is written.
+ * - Reading text (`readText`): the download checks, except that a file over `maxFileBytes` is
+ *   read in part (at most `maxBytes`); NUL bytes or invalid UTF-8 → 400
+ *   `file is not UTF-8 text (binary content)`.
  */
 import { constants as FS } from 'node:fs';
-import { lstat, open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { AppError, Code, badRequest, notFound } from '../kernel/index.js';
 
@@ -35,6 +46,7 @@ export const WORKSPACE_MAX_FILE_BYTES = 100 * 1024 * 1024;
 export const WORKSPACE_MAX_LIST_ENTRIES = 10_000;
 export const TRAVERSAL_MESSAGE = 'invalid path: traversal not allowed';
 export const TOO_LARGE_MESSAGE = 'file exceeds maximum size limit (100MB)';
+export const BINARY_MESSAGE = 'file is not UTF-8 text (binary content)';
 
 export interface WorkspaceOptions {
   /** Download cap in bytes (default 100 MB); lowered in tests. */
@@ -109,6 +121,49 @@ function compareSegments(a: string, b: string): number {
 
 const errno = (err: unknown) => (err as NodeJS.ErrnoException)?.code;
 const isMissing = (err: unknown) => ['ENOENT', 'ENOTDIR', 'ELOOP'].includes(errno(err) ?? '');
+
+export interface WrittenFile {
+  /** Client path (`/a/b.txt`). */
+  path: string;
+  /** Size of the file after the write. */
+  size: number;
+}
+
+export interface TextFile {
+  /** Client path (`/a/b.txt`). */
+  path: string;
+  /** At most `maxBytes` of the file, decoded as UTF-8 (an incomplete last character is dropped). */
+  content: string;
+  /** Size of the whole file in bytes. */
+  size: number;
+  /** Whether the file has more than was read. */
+  truncated: boolean;
+}
+
+/**
+ * Real path of a link found while writing; it must exist and stay inside `base` (a dangling
+ * link is refused too: following it would create its target, which could be anywhere).
+ */
+async function realInside(base: string, link: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(link);
+  } catch (err) {
+    if (isMissing(err)) throw traversal();
+    throw err;
+  }
+  if (!isInside(base, real)) throw traversal();
+  return real;
+}
+
+/** Real path of an open descriptor (Linux), or undefined where /proc is not available. */
+async function fdRealPath(fh: FileHandle): Promise<string | undefined> {
+  try {
+    return await realpath(`/proc/self/fd/${fh.fd}`);
+  } catch {
+    return undefined;
+  }
+}
 
 export interface OpenedFile {
   fh: FileHandle;
@@ -222,7 +277,8 @@ export class Workspace {
    * caller owns (and must close) the handle. The real path is opened with O_NOFOLLOW so the
    * last component cannot be swapped for a link between the check and the open.
    */
-  async openFile(sessionId: string, segs: string[]): Promise<OpenedFile> {
+  async openFile(sessionId: string, segs: string[], opts: { ignoreSizeCap?: boolean } = {}): Promise<OpenedFile> {
+    const capped = !opts.ignoreSizeCap;
     const base = await this.base(sessionId);
     if (!base) throw notFound('file not found');
     const real = await this.resolve(base, segs);
@@ -233,7 +289,7 @@ export class Workspace {
     });
     if (st.isDirectory()) throw notFound('path is a directory');
     if (!st.isFile()) throw notFound('file not found');
-    if (st.size > this.maxFileBytes) throw new FileTooLargeError();
+    if (capped && st.size > this.maxFileBytes) throw new FileTooLargeError();
     let fh: FileHandle;
     try {
       fh = await open(real, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
@@ -244,11 +300,162 @@ export class Workspace {
     try {
       const fst = await fh.stat();
       if (!fst.isFile()) throw notFound('file not found');
-      if (fst.size > this.maxFileBytes) throw new FileTooLargeError();
+      if (capped && fst.size > this.maxFileBytes) throw new FileTooLargeError();
       return { fh, size: fst.size, real };
     } catch (err) {
       await fh.close();
       throw err;
+    }
+  }
+
+  /** Creates the session folder when missing and returns its real path. */
+  async ensureSessionDir(sessionId: string): Promise<string> {
+    const dir = this.dirFor(sessionId);
+    await mkdir(this.root, { recursive: true });
+    try {
+      await mkdir(dir);
+    } catch (err) {
+      if (errno(err) !== 'EEXIST') throw err;
+    }
+    const base = await this.base(sessionId);
+    if (!base) throw new Error(`session folder is not a directory: ${sessionId}`);
+    return base;
+  }
+
+  /**
+   * Writes (or appends to) a file, creating the session folder and parent directories as
+   * needed. See the module comment for the containment rules.
+   */
+  async writeFile(sessionId: string, segs: string[], data: Uint8Array | string, opts: { append?: boolean } = {}): Promise<WrittenFile> {
+    // The segments normally come from parseWorkspacePath; checked again since this writes.
+    if (segs.some((s) => s === '' || s === '.' || s === '..' || /[\\/\0]/.test(s))) throw traversal();
+    if (segs.length === 0) throw badRequest('path is a directory');
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    if (!opts.append && bytes.byteLength > this.maxFileBytes) throw new FileTooLargeError();
+    const path = toClientPath(segs);
+    const base = await this.ensureSessionDir(sessionId);
+
+    // Parent directories: existing ones resolved (and kept inside), missing ones created.
+    let dir = base;
+    for (const seg of segs.slice(0, -1)) {
+      const next = join(dir, seg);
+      for (;;) {
+        let st;
+        try {
+          st = await lstat(next);
+        } catch (err) {
+          if (errno(err) !== 'ENOENT') throw err;
+          try {
+            await mkdir(next);
+          } catch (e) {
+            if (errno(e) === 'EEXIST') continue; // created meanwhile: look again
+            throw e;
+          }
+          dir = next;
+          break;
+        }
+        if (st.isSymbolicLink()) {
+          const real = await realInside(base, next);
+          if (!(await stat(real)).isDirectory()) throw badRequest('path is not a directory');
+          dir = real;
+        } else if (st.isDirectory()) {
+          dir = next;
+        } else {
+          throw badRequest('path is not a directory');
+        }
+        break;
+      }
+    }
+
+    // The file itself: an existing link is followed only when it stays inside.
+    let target = join(dir, segs[segs.length - 1]);
+    const lst = await lstat(target).catch((err: unknown) => {
+      if (errno(err) === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (lst?.isSymbolicLink()) {
+      target = await realInside(base, target);
+    }
+    if (lst) {
+      const st = await stat(target).catch((err: unknown) => {
+        if (errno(err) === 'ENOENT') return undefined; // removed meanwhile: created below
+        throw err;
+      });
+      if (st?.isDirectory()) throw badRequest('path is a directory');
+      if (st && !st.isFile()) throw badRequest('not a regular file');
+    }
+
+    let fh: FileHandle;
+    let created = false;
+    const flags = FS.O_WRONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK | (opts.append ? FS.O_APPEND : 0);
+    try {
+      try {
+        fh = await open(target, flags | FS.O_CREAT | FS.O_EXCL, 0o644);
+        created = true;
+      } catch (err) {
+        if (errno(err) !== 'EEXIST') throw err;
+        fh = await open(target, flags);
+      }
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'ELOOP') throw traversal(); // a link appeared in place of the file
+      if (code === 'EISDIR') throw badRequest('path is a directory');
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw badRequest('path is not a directory'); // a parent changed meanwhile
+      if (code === 'ENXIO') throw badRequest('not a regular file'); // a FIFO without reader
+      throw err;
+    }
+    try {
+      // Where the descriptor really is: a parent swapped for a link between the checks and
+      // the open would show here, before anything is written.
+      const real = await fdRealPath(fh);
+      if (real !== undefined && !isInside(base, real)) {
+        if (created) await unlink(real).catch(() => {});
+        throw traversal();
+      }
+      const fst = await fh.stat();
+      if (!fst.isFile()) throw badRequest('not a regular file');
+      const size = opts.append ? fst.size + bytes.byteLength : bytes.byteLength;
+      if (size > this.maxFileBytes) throw new FileTooLargeError();
+      if (!opts.append) await fh.truncate(0);
+      let off = 0;
+      while (off < bytes.byteLength) {
+        const { bytesWritten } = await fh.write(bytes, off, bytes.byteLength - off, opts.append ? null : off);
+        off += bytesWritten;
+      }
+      return { path, size: (await fh.stat()).size };
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /**
+   * Reads at most `maxBytes` of a file as UTF-8 text. The download's checks apply, except the
+   * size cap (a large file is read in part); binary content → 400 `BINARY_MESSAGE`.
+   */
+  async readText(sessionId: string, segs: string[], maxBytes: number): Promise<TextFile> {
+    const { fh, size } = await this.openFile(sessionId, segs, { ignoreSizeCap: true });
+    try {
+      const want = Math.max(0, Math.min(size, maxBytes));
+      const buf = Buffer.alloc(want);
+      let got = 0;
+      while (got < want) {
+        const { bytesRead } = await fh.read(buf, got, want - got, got);
+        if (bytesRead === 0) break; // shrunk meanwhile
+        got += bytesRead;
+      }
+      const truncated = size > got;
+      const bytes = buf.subarray(0, got);
+      if (bytes.includes(0)) throw badRequest(BINARY_MESSAGE);
+      let content: string;
+      try {
+        // stream: a cut inside a multi-byte character is not an error, the partial one is dropped.
+        content = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: truncated });
+      } catch {
+        throw badRequest(BINARY_MESSAGE);
+      }
+      return { path: toClientPath(segs), content, size, truncated };
+    } finally {
+      await fh.close();
     }
   }
 }
