@@ -42,7 +42,7 @@ export interface Bus {
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
-  kv: { journal: KV; idempotency: KV; control: KV; ratelimit: KV; leases: KV };
+  kv: { journal: KV; idempotency: KV; control: KV; ratelimit: KV; leases: KV; llmCache: KV };
   /** Pipelined publisher for hot-path JetStream publishes (events). */
   events: PipelinedPublisher;
   /** False between a lost connection and the reconnect (publishes wait, requests fail). */
@@ -51,6 +51,9 @@ export interface Bus {
   onReconnect(fn: () => void): () => void;
   close(): Promise<void>;
 }
+
+/** How long a cached LLM response is kept (LLM_CACHE bucket TTL). */
+export const LLM_CACHE_TTL_MS = 24 * 3600 * 1000;
 
 export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
   // noAsyncTraces: no stack captured per request (every JetStream publish/ack is one).
@@ -84,7 +87,7 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
   const js = jetstream(nc);
   await ensureStreams(jsm, opts);
   const kvm = new Kvm(js);
-  const [journal, idempotency, control, ratelimit, leases] = await Promise.all([
+  const [journal, idempotency, control, ratelimit, leases, llmCache] = await Promise.all([
     kvm.create(BUCKETS.journal, { history: 1, replicas: opts.replicas, ttl: 7 * 24 * 3600 * 1000 }),
     kvm.create(BUCKETS.idempotency, { history: 1, replicas: opts.replicas, ttl: opts.idempotencyTtlSeconds * 1000 }),
     kvm.create(BUCKETS.control, { history: 1, replicas: opts.replicas, ttl: 7 * 24 * 3600 * 1000 }),
@@ -93,13 +96,15 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
     // A lease not renewed within one ack wait expires: its worker is gone.
     // (created with the first process's ack wait; a later, different setting keeps the existing bucket)
     kvm.create(BUCKETS.leases, { history: 1, replicas: opts.replicas, ttl: opts.ackWaitMs }).catch(() => kvm.open(BUCKETS.leases)),
+    // Cached model answers live a day; the per-settings index is rewritten by every new entry.
+    kvm.create(BUCKETS.llmCache, { history: 1, replicas: opts.replicas, ttl: LLM_CACHE_TTL_MS }),
   ]);
   const events = new PipelinedPublisher(nc);
   return {
     nc,
     js,
     jsm,
-    kv: { journal, idempotency, control, ratelimit, leases },
+    kv: { journal, idempotency, control, ratelimit, leases, llmCache },
     events,
     // One view of the connection: the publisher's (it must know, to hold messages back).
     get connected() {

@@ -38,6 +38,8 @@ export const BUCKETS = {
   scheduler: 'SCHEDULER',
   /** Workflow actor leases: key <workflow_id> -> the worker running it; expire after the ack wait. */
   leases: 'LEASES',
+  /** LLM response cache shared by workers: entries e.<settings>.<request>, per-settings index i.<settings>; 24 h. */
+  llmCache: 'LLM_CACHE',
 } as const;
 
 export const subjects = {
@@ -56,4 +58,13 @@ export const kvKeys = {
   journalPrefix: (workflowId: string) => `${token(workflowId, 'workflow id')}.>`,
   control: (workflowId: string) => token(workflowId, 'workflow id'),
   lease: (workflowId: string) => token(workflowId, 'workflow id'),
+  /** A cached LLM response: both parts are hex digests (settings hash, request hash). */
+  llmCacheEntry: (settingsHash: string, requestHash: string) => `e.${hexToken(settingsHash)}.${hexToken(requestHash)}`,
+  /** The list of recent cached requests of one settings hash (for the similarity search). */
+  llmCacheIndex: (settingsHash: string) => `i.${hexToken(settingsHash)}`,
 } as const;
+
+function hexToken(t: string): string {
+  if (!/^[0-9a-f]{8,128}$/.test(t)) throw new Error(`invalid cache key part: ${JSON.stringify(t)}`);
+  return t;
+}

@@ -44,6 +44,11 @@ describe('loadConfig defaults (spec: Configuration variables and Limits)', () =>
     ['SCHEDULE_MAX_BUDGET_USD', (c) => c.schedules.maxBudgetUsd, 10],
     // Without an endpoint or key the embedded, clearly labelled offline provider is used.
     ['LLM_PROVIDER', (c) => c.llm.provider, 'offline'],
+    ['LLM_PROVIDER not forced', (c) => c.llm.offlineOnly, false],
+    ['ENABLE_CACHE', (c) => c.llm.cache.enabled, true],
+    ['CACHE_SIMILARITY_THRESHOLD', (c) => c.llm.cache.similarityThreshold, 0.95],
+    ['LLM_SERVICE_PORT', (c) => c.llm.servicePort, 8000],
+    ['provider keys (none set)', (c) => c.llm.providerKeys, {}],
     ['ROLES (all)', (c) => [...c.roles].sort(), [...ROLES].sort()],
   ])('%s', (_name, get, expected) => {
     expect(get(cfg)).toEqual(expected);
@@ -97,6 +102,12 @@ describe('every variable of the configuration table is parsed', () => {
     ['RATE_LIMIT_REQUESTS', '7', (c) => c.gateway.rateLimitRequests, 7],
     ['RATE_LIMIT_WINDOW', '3600', (c) => c.gateway.rateLimitWindowSeconds, 3600],
     ['STREAMING_RING_CAPACITY', '64', (c) => c.streaming.ringCapacity, 64],
+    ['ENABLE_CACHE', '0', (c) => c.llm.cache.enabled, false],
+    ['ENABLE_CACHE', 'true', (c) => c.llm.cache.enabled, true],
+    ['CACHE_SIMILARITY_THRESHOLD', '0.8', (c) => c.llm.cache.similarityThreshold, 0.8],
+    ['CACHE_SIMILARITY_THRESHOLD', '1', (c) => c.llm.cache.similarityThreshold, 1],
+    ['LLM_SERVICE_PORT', '0', (c) => c.llm.servicePort, 0],
+    ['LLM_SERVICE_PORT', '9000', (c) => c.llm.servicePort, 9000],
     ['SCHEDULE_MAX_PER_USER', '5', (c) => c.schedules.maxPerUser, 5],
     ['SCHEDULE_MIN_INTERVAL_MINS', '15', (c) => c.schedules.minIntervalMinutes, 15],
     ['SCHEDULE_MAX_BUDGET_USD', '2.5', (c) => c.schedules.maxBudgetUsd, 2.5],
@@ -113,6 +124,20 @@ describe('every variable of the configuration table is parsed', () => {
     expect(c.llm.defaultModel).toBe('llama3');
     expect(loadConfig({ OPENAI_API_KEY: 'sk-x' }).llm).toMatchObject({ provider: 'openai', apiKey: 'sk-x' });
     expect(loadConfig({ LLM_API_KEY: 'sk-x', LLM_PROVIDER: 'offline' }).llm.provider).toBe('offline');
+    expect(loadConfig({ LLM_API_KEY: 'sk-x', LLM_PROVIDER: 'offline' }).llm.offlineOnly).toBe(true);
+    expect(loadConfig({ LLM_API_KEY: 'sk-x' }).llm.offlineOnly).toBe(false);
+  });
+
+  it('collects the *_API_KEY variables (and only those) as the keys the catalogue may name', () => {
+    const c = loadConfig({
+      OPENAI_API_KEY: ' sk-o ',
+      GROQ_API_KEY: 'gsk',
+      EMPTY_API_KEY: ' ',
+      DATABASE_URL: 'postgres://x',
+      SECRET: 'no',
+      lower_api_key: 'no',
+    });
+    expect(c.llm.providerKeys).toEqual({ OPENAI_API_KEY: 'sk-o', GROQ_API_KEY: 'gsk' });
   });
 });
 
@@ -144,6 +169,11 @@ describe('invalid values throw ConfigError naming the variable', () => {
     ['SCHEDULE_MIN_INTERVAL_MINS', 'hourly'],
     ['SCHEDULE_MAX_BUDGET_USD', '-1'],
     ['LLM_PROVIDER', 'anthropic'],
+    ['ENABLE_CACHE', 'sometimes'],
+    ['CACHE_SIMILARITY_THRESHOLD', '1.5'],
+    ['CACHE_SIMILARITY_THRESHOLD', '-0.1'],
+    ['LLM_SERVICE_PORT', '70000'],
+    ['LLM_SERVICE_PORT', 'http'],
     ['LLM_PROVIDER', 'openai'], // neither LLM_BASE_URL nor LLM_API_KEY: every call would fail
   ])('%s=%s', (name, value) => {
     const err = configError({ [name]: value });
@@ -157,7 +187,7 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
   const names = Object.keys(RESERVED_SETTINGS);
   const withoutReserved = (c: Config) => JSON.stringify({ ...c, roles: [...c.roles], reserved: undefined });
 
-  it('are the budgets, cache, tool rates, tool and queue switches, agent timeout and feature-flag file', () => {
+  it('are the budgets, tool rates, tool and queue switches, agent timeout and feature-flag file', () => {
     expect(names.sort()).toEqual(
       [
         'MAX_TOKENS_PER_REQUEST',
@@ -165,8 +195,6 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
         'TOKEN_BUDGET_PER_AGENT',
         'TOKEN_BUDGET_PER_TASK',
         'LLM_DISABLE_BUDGETS',
-        'ENABLE_CACHE',
-        'CACHE_SIMILARITY_THRESHOLD',
         'WEB_SEARCH_RATE_LIMIT',
         'CALCULATOR_RATE_LIMIT',
         'PYTHON_EXECUTOR_RATE_LIMIT',
@@ -195,10 +223,10 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
   });
 
   it('warns once per reserved variable set, in the list order', () => {
-    const c = loadConfig({ TOOL_PARALLELISM: '4', ENABLE_CACHE: '0', TEMPERATURE: '1' });
+    const c = loadConfig({ CONFIG_PATH: './config/features.yaml', PRIORITY_QUEUES: 'on', TEMPERATURE: '1' });
     expect(reservedSettingWarnings(c)).toEqual([
-      'ENABLE_CACHE is reserved: not implemented yet, its value is ignored',
-      'TOOL_PARALLELISM is reserved: not implemented yet, its value is ignored',
+      'PRIORITY_QUEUES is reserved: not implemented yet, its value is ignored',
+      'CONFIG_PATH is reserved: not implemented yet, its value is ignored',
     ]);
   });
 });

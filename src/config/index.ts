@@ -63,6 +63,19 @@ function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readon
   return v;
 }
 
+/**
+ * The provider keys the model catalogue may name (its `api_key_env`): every set variable whose
+ * name ends in `_API_KEY`. Only such names are collected, so the catalogue cannot read any
+ * other variable of the environment.
+ */
+function providerKeys(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, v] of Object.entries(env)) {
+    if (/^[A-Z][A-Z0-9_]*_API_KEY$/.test(name) && !unset(v)) out[name] = v.trim();
+  }
+  return out;
+}
+
 function syncInterval(env: Env): string | undefined {
   const v = optStr(env, 'NATS_SYNC_INTERVAL')?.trim();
   if (v === undefined) return undefined;
@@ -95,8 +108,6 @@ export const RESERVED_SETTINGS: Readonly<Record<string, string>> = Object.freeze
   TOKEN_BUDGET_PER_AGENT: 'token budget per agent (default unlimited)',
   TOKEN_BUDGET_PER_TASK: 'token budget per task (default unlimited)',
   LLM_DISABLE_BUDGETS: 'where budgets are enforced (default 1: the orchestrator)',
-  ENABLE_CACHE: 'response caching (default true)',
-  CACHE_SIMILARITY_THRESHOLD: 'semantic cache hit threshold (default 0.95)',
   WEB_SEARCH_RATE_LIMIT: 'web_search tool calls per minute (default 120)',
   CALCULATOR_RATE_LIMIT: 'calculator tool calls per minute (default 2000)',
   PYTHON_EXECUTOR_RATE_LIMIT: 'python_executor tool calls per minute (default 60)',
@@ -236,6 +247,18 @@ export function loadConfig(env: Env = process.env) {
       requestTimeoutMs: num(env, 'LLM_TIMEOUT_MS', 120000, { min: 100, int: true }),
       /** Offline provider pacing: milliseconds per streamed chunk (0 = as fast as possible). */
       offlineChunkDelayMs: num(env, 'OFFLINE_LLM_CHUNK_DELAY_MS', 0, { min: 0, int: true }),
+      /** LLM_PROVIDER=offline given explicitly: every call is served by the offline provider, whatever keys are set. */
+      offlineOnly: !unset(env.LLM_PROVIDER) && provider === 'offline',
+      /** Values of the `*_API_KEY` variables, by name: the keys the catalogue's providers name (api_key_env). */
+      providerKeys: providerKeys(env),
+      /** Response cache (NATS KV, shared by workers). */
+      cache: {
+        enabled: bool(env, 'ENABLE_CACHE', true),
+        /** Cosine similarity at or above which a similar earlier request's answer is reused. */
+        similarityThreshold: num(env, 'CACHE_SIMILARITY_THRESHOLD', 0.95, { min: 0, max: 1 }),
+      },
+      /** The internal model service (GET /providers/models). */
+      servicePort: num(env, 'LLM_SERVICE_PORT', 8000, { min: 0, max: 65535, int: true }),
     },
     history: {
       windowMessages: num(env, 'HISTORY_WINDOW_MESSAGES', 50, { min: 1, int: true }),

@@ -54,6 +54,8 @@ export interface LlmRequest {
   tier: 'small' | 'medium' | 'large';
   /** Overrides the tier's model; empty means none. */
   model?: string;
+  /** Names the provider (of the catalogue) to call; empty means the tier's or the model's own choice (LlmRouter). */
+  provider?: string;
   maxTokens: number;
   temperature: number;
   /** Functions offered to the model (providers that support tool calling). */
@@ -77,6 +79,10 @@ export interface LlmResult {
   usage: LlmUsage;
   /** Tool calls the model requested, in order (absent when there were none). */
   toolCalls?: LlmToolCall[];
+  /** The answer came from the response cache (no model was called; usage is zero). */
+  cacheHit?: boolean;
+  /** Similarity of the request to the cached one (1 for an exact match); set with cacheHit. */
+  cacheScore?: number;
 }
 
 export interface LlmProvider {
@@ -88,9 +94,16 @@ export class LlmError extends AppError {
   override name = 'LlmError';
   /** HTTP status of the provider's response, when there was one. */
   readonly status?: number;
-  constructor(message: string, opts: { retryable: boolean; status?: number; cause?: unknown }) {
-    super(opts.retryable ? Code.Unavailable : Code.FailedPrecondition, message, { retryable: opts.retryable, cause: opts.cause });
+  /** The provider's Retry-After (or retry-after-ms), in milliseconds, when it sent one. */
+  readonly retryAfterMs?: number;
+  constructor(message: string, opts: { retryable: boolean; status?: number; cause?: unknown; retryAfterMs?: number }) {
+    super(opts.retryable ? Code.Unavailable : Code.FailedPrecondition, message, {
+      retryable: opts.retryable,
+      cause: opts.cause,
+      ...(opts.retryAfterMs !== undefined ? { retryAfter: Math.max(1, Math.ceil(opts.retryAfterMs / 1000)) } : {}),
+    });
     if (opts.status) this.status = opts.status;
+    if (opts.retryAfterMs !== undefined) this.retryAfterMs = opts.retryAfterMs;
   }
 }
 
@@ -340,10 +353,39 @@ function toLlmError(err: unknown): LlmError {
     const status = err.status ?? 0;
     // 408/409/429/5xx and connection failures may succeed later; 4xx otherwise will not.
     const retryable = status === 0 || status === 408 || status === 409 || status === 429 || status >= 500;
-    return new LlmError(`LLM provider error${status ? ` (${status})` : ''}: ${err.message}`, { retryable, status, cause: err });
+    const retryAfterMs = retryAfterOf(err.headers);
+    return new LlmError(`LLM provider error${status ? ` (${status})` : ''}: ${err.message}`, {
+      retryable,
+      status,
+      cause: err,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   }
   const e = err as Error;
   if (e?.name === 'AbortError') return abortedError(err);
   return new LlmError(`LLM provider error: ${e?.message ?? String(err)}`, { retryable: true, cause: err });
 }
+/**
+ * The wait a provider asks for before a retry, in milliseconds: `retry-after-ms` (OpenAI's),
+ * else `Retry-After` as seconds or as an HTTP date. Undefined when absent or unreadable.
+ */
+export function retryAfterOf(headers: Headers | Record<string, string | string[] | undefined> | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const get = (name: string): string | undefined => {
+    if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+    const v = (headers as Record<string, string | string[] | undefined>)[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const ms = get('retry-after-ms')?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.round(Number(ms));
+  const ra = get('retry-after')?.trim();
+  if (!ra) return undefined;
+  if (/^\d+(\.\d+)?$/.test(ra)) return Math.round(Number(ra) * 1000);
+  const at = Date.parse(ra);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
 export * from './catalogue.js';
+export * from './router.js';
+export * from './cache.js';
+export * from './model-service.js';
