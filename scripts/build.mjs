@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run build`: compiles src/ to dist/ (tsconfig.build.json, tests excluded) and copies the
-// files the compiled code reads at run time (SQL migrations, found beside store/index.js).
+// files the compiled code reads at run time (SQL migrations, found beside store/index.js; the
+// python_executor's worker, plain JavaScript started from beside tools/python.js).
 // package.json (the version) and config/ are read from the package root, one level above
 // dist/ as above src/, so both `node dist/main.js` and `node --import tsx src/main.ts` work.
 import { spawnSync } from 'node:child_process';
@@ -16,4 +17,5 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true });
+cpSync(at('src/tools/python-worker.mjs'), at('dist/tools/python-worker.mjs'));
 console.log('built dist/: node dist/main.js (service), node dist/cli/index.js (CLI, also bin/taskorch.mjs)');
