@@ -115,25 +115,35 @@ describe('taskorch submit', () => {
 });
 
 describe('taskorch cancel', () => {
+  // A slower service of its own (same database, so the same API key): a complex task of four
+  // steps, each answer streamed 48 characters per 200 ms, runs ~15 s, far longer than a CLI
+  // process takes to start on a loaded machine.
+  let slow: TestApp;
+  beforeAll(async () => {
+    slow = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', OFFLINE_LLM_CHUNK_DELAY_MS: '200', PARTIAL_CHUNK_CHARS: '64' });
+  });
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
   it('cancels a running task; the submit following it ends with the cancelled status (exit 1)', async () => {
-    // ~11,000 characters streamed 48 at a time, 50 ms apart: about 11 s of running, longer than
-    // a CLI process takes to start on a loaded machine.
-    const sub = start(['submit', '--mode', 'simple', `Summarise: ${'lorem ipsum dolor sit amet '.repeat(400)}`]);
+    const at = { TASKORCH_URL: slow.base };
+    const sub = start(['submit', '--mode', 'complex', 'Research the topic. Then compare the options. Then pick one. And then write it up.'], at);
     const id = await waitFor(async () => /^task ([0-9a-f-]{36})/.exec(sub.live.stderr)?.[1], 20_000, 50);
     await waitFor(async () => sub.live.stdout.includes(OFFLINE), 20_000, 50); // running: text is streaming
 
-    const c = await cli(['cancel', id, '--reason', 'changed my mind']);
+    const c = await cli(['cancel', id, '--reason', 'changed my mind'], at);
     expect(c.code, c.stderr).toBe(0);
     expect(c.stdout).toContain(id);
 
     const r = await sub.done;
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^✗ cancelled · task ${id}`));
-    const st = await cli(['status', id]);
+    const st = await cli(['status', id], at);
     expect(st.stdout).toMatch(/^status\s+cancelled$/m);
 
     // A finished task cannot be cancelled: the gateway's 409 message, exit 1.
-    const again = await cli(['cancel', id]);
+    const again = await cli(['cancel', id], at);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^taskorch: cancel [0-9a-f-]{36}: .*cannot be cancelled.*\(HTTP 409\)$/m);
   });
@@ -193,6 +203,7 @@ describe('taskorch start', () => {
         LOG_FORMAT: 'pretty',
         GATEWAY_HOST: '127.0.0.1',
         ORCHESTRATOR_GRPC_PORT: '0',
+        LLM_SERVICE_PORT: '0',
       });
       const api = await waitFor(
         async () => {

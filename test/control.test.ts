@@ -18,6 +18,9 @@ let queuedOnly: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '15', PARTIAL_CHUNK_CHARS: '64' });
   queuedOnly = await startTestApp({ ROLES: 'gateway,orchestrator' });
+  // The test database is shared with other test files: this app's reconciler would publish
+  // their orphaned QUEUED tasks into this NATS.
+  queuedOnly.app.reconciler?.stop();
 });
 afterAll(async () => {
   await queuedOnly?.stop();
@@ -34,7 +37,7 @@ const status = async (base: string, id: string) => (await json(await fetch(`${ba
 const types = (events: { event?: string; data: string }[]) => events.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data).type as string);
 
 async function submitSlow(): Promise<string> {
-  return (await json(await post(t.base, '/api/v1/tasks', { query: 'Research it. Then compare it. And write it up.', mode: 'standard' }))).task_id;
+  return (await json(await post(t.base, '/api/v1/tasks', { query: 'Research it. Then compare it. And write it up.', mode: 'complex' }))).task_id;
 }
 
 describe('cancel', () => {

@@ -134,16 +134,13 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
   it('refuses with InvalidArgument every field that is not available yet, and queues nothing', async () => {
     const marker = `grpc-not-yet-${randomUUID()}`;
     const cases: [Parameters<typeof orch.submitTask>[0], string][] = [
-      [{ options: { providerOverride: 'openai' } }, 'provider_override'],
       [{ options: { skill: 'code-review' } }, 'skill'],
       [{ options: { researchStrategy: 'deep' } }, 'research_strategy'],
-      [{ options: { maxIterations: 3 } }, 'max_iterations'],
       [{ options: { enableVerification: true } }, 'enable_verification'],
       [{ context: { disable_ai: true } }, 'context.disable_ai'],
       [{ context: { template: 'weekly-report' } }, 'context.template'],
       [{ context: { template_name: 'weekly-report' } }, 'context.template_name'],
       [{ context: { template_version: '2' } }, 'context.template_version'],
-      [{ context: { provider_override: 'openai' } }, 'context.provider_override'],
       [{ context: { skill: 'code-review' } }, 'context.skill'],
       [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
       [{ requireApproval: true }, 'require_approval'],
@@ -164,11 +161,11 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
     const r = await orch.submitTask({
       query: 'Plan it. Then do it. And check it.',
       options: { mode: ExecutionMode.SIMPLE },
-      context: { model_tier: 'large', model_override: 'some-model' },
+      context: { model_tier: 'large', model_override: 'offline-deterministic' },
     });
     const [row] = await t.app.store.sql`SELECT mode, options FROM tasks WHERE id = ${r.taskId}::uuid`;
     expect(row.mode).toBe('EXECUTION_MODE_SIMPLE');
-    expect(row.options).toMatchObject({ mode: 'simple', model_tier: 'large', model_override: 'some-model' });
+    expect(row.options).toMatchObject({ mode: 'simple', model_tier: 'large', model_override: 'offline-deterministic' });
     for (const tier of ['constructor', '__proto__', 'toString', 'huge']) {
       const e = await rpcError(orch.submitTask({ query: 'x', context: { model_tier: tier } }));
       expect(e.code, tier).toBe(Code.InvalidArgument);
@@ -184,7 +181,7 @@ describe('StreamingService.StreamTaskExecution over gRPC', () => {
   let id: string;
   let all: TaskUpdate[];
   beforeAll(async () => {
-    id = (await orch.submitTask(submitReq('Stream me over gRPC. And then finish.', 'standard'))).taskId;
+    id = (await orch.submitTask(submitReq('Stream me over gRPC. And then finish.', 'complex'))).taskId;
     all = await collect(streaming.streamTaskExecution({ workflowId: id }));
   });
 
@@ -201,7 +198,7 @@ describe('StreamingService.StreamTaskExecution over gRPC', () => {
   });
 
   it('follows a workflow live from its submission', async () => {
-    const live = (await orch.submitTask(submitReq('Live gRPC stream. Then more.', 'standard'))).taskId;
+    const live = (await orch.submitTask(submitReq('Live gRPC stream. Then more.', 'complex'))).taskId;
     const got = await collect(streaming.streamTaskExecution({ workflowId: live }));
     expect(got.map((u) => Number(u.seq))).toEqual(got.map((_, i) => i + 1));
     expect(got.at(-1)!.type).toBe('STREAM_END');

@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 const submit = (query: string) =>
-  fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, mode: 'standard' }) });
+  fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, mode: 'complex' }) });
 
 function seqsOf(r: SseResult): { seqs: number[]; last?: string; done: boolean } {
   const evs = r.events.filter((e) => e.event !== 'done' && e.event !== 'REPLAY_GAP').map((e) => JSON.parse(e.data) as { seq: number; type: string });

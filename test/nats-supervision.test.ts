@@ -37,7 +37,7 @@ describe('embedded nats-server supervision', () => {
     const natsPid = (JSON.parse(await p.waitForLog(/"msg":"nats-server started"/)) as { pid: number }).pid;
     const run = `supervised-${Date.now()}`;
     const submit = (q: string) =>
-      fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q, mode: 'standard' }) });
+      fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q, mode: 'complex' }) });
 
     const accepted: string[] = [];
     for (let i = 0; i < 40; i++) accepted.push((await json(await submit(`${run} before ${i}: Plan it. Then do it. And summarise.`))).task_id);

@@ -33,7 +33,7 @@ describe('reserved settings at start-up', () => {
       DATABASE_MAX_CONNECTIONS: '1',
       ROLES: 'archiver',
       INTERNAL_RPC_TOKEN: 'test-internal-rpc-token-0123456789abcdefghijklmnop',
-      TOOL_PARALLELISM: '4',
+      PRIORITY_QUEUES: 'on',
       CONFIG_PATH: './config/features.yaml',
       ENABLE_CACHE: '',
     });
@@ -41,7 +41,7 @@ describe('reserved settings at start-up', () => {
     const reserved = lines.filter((l) => / is reserved: /.test(l.msg));
     expect(reserved.map((l) => l.msg).sort()).toEqual([
       'CONFIG_PATH is reserved: not implemented yet, its value is ignored',
-      'TOOL_PARALLELISM is reserved: not implemented yet, its value is ignored',
+      'PRIORITY_QUEUES is reserved: not implemented yet, its value is ignored',
     ]);
     expect(reserved.every((l) => l.level === 40)).toBe(true);
   });

@@ -221,8 +221,8 @@ describe.each(PROTOCOLS)('internal RPC authentication over %s', (_name, transpor
   });
 
   it("CancelTask (and pause) of another user's running task is refused and the task runs to completion", async () => {
-    const running = (await orch.submitTask({ query: 'Research it. Then compare it. And write it up.', options: { modeName: 'standard' } }, as(b))).taskId;
-    const sameTenant = (await orch.submitTask({ query: 'Research it. Then compare it. And write it up.', options: { modeName: 'standard' } }, as(c))).taskId;
+    const running = (await orch.submitTask({ query: 'Research it. Then compare it. And write it up.', options: { modeName: 'complex' } }, as(b))).taskId;
+    const sameTenant = (await orch.submitTask({ query: 'Research it. Then compare it. And write it up.', options: { modeName: 'complex' } }, as(c))).taskId;
     for (const id of [running, sameTenant]) {
       await waitFor(async () => (await orch.getTaskStatus({ taskId: id }, as('system'))).status === TaskStatus.RUNNING, 20_000, 5);
     }

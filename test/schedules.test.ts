@@ -25,6 +25,7 @@ const env = {
   SCHEDULE_MAX_PER_USER: '4',
   // Every role, the scheduler included (other test files run without it).
   ROLES: 'all',
+  LLM_SERVICE_PORT: '0',
 };
 // Embedded PGlite is one database session shared by every client: two whole app processes
 // writing tasks through it at once interleave their statements (e.g. `portal "" does not

@@ -239,7 +239,7 @@ describe('SSE and WebSocket (default configuration)', () => {
 
   beforeAll(async () => {
     t = await startTestApp({ PARTIAL_CHUNK_CHARS: '40' });
-    const id = await submit(t, { query: 'Compare rivers and lakes. Then list three famous rivers.', mode: 'standard' });
+    const id = await submit(t, { query: 'Compare rivers and lakes. Then list three famous rivers.', mode: 'complex' });
     const r = await sse(sseUrl(t, id));
     expect(r.status).toBe(200);
     expect(r.closedByServer).toBe(true);
@@ -407,7 +407,7 @@ describe('SSE and WebSocket (default configuration)', () => {
     });
 
     it('follows a workflow live from submission', async () => {
-      const id = await submit(t, { query: 'Live over websocket. And then some more.', mode: 'standard' });
+      const id = await submit(t, { query: 'Live over websocket. And then some more.', mode: 'complex' });
       const r = await wsCollect(wsUrl(`?workflow_id=${id}`));
       expect(seqs(r.messages)).toEqual(range(1, r.messages.length));
       expect(r.messages[0].type).toBe('WORKFLOW_STARTED');
@@ -448,7 +448,7 @@ describe('live fan-out (slow offline provider)', () => {
   });
 
   it('clients joining mid-workflow see every seq exactly once, in order; resuming mid-workflow too', async () => {
-    const id = await submit(t, { query: 'Describe tides. Then explain the moon. And then summarise.', mode: 'standard' });
+    const id = await submit(t, { query: 'Describe tides. Then explain the moon. And then summarise.', mode: 'complex' });
     let joined: Promise<SseResult> | undefined;
     let resumed: Promise<SseResult> | undefined;
     let endedAtJoin: boolean | undefined;
@@ -480,7 +480,7 @@ describe('live fan-out (slow offline provider)', () => {
   });
 
   it('N clients of one workflow share one upstream NATS subscription and all get the same events', async () => {
-    const id = await submit(t, { query: 'Explain fan out. Then explain fan in.', mode: 'standard' });
+    const id = await submit(t, { query: 'Explain fan out. Then explain fan in.', mode: 'complex' });
     const n = 8;
     const clients = Array.from({ length: n }, () => sse(sseUrl(t, id)));
     const wsClient = wsCollect(`ws://127.0.0.1:${t.app.gatewayPort}/api/v1/stream/ws?workflow_id=${id}`);
@@ -515,7 +515,7 @@ describe('replay gap (EVENTS_MAX_PER_WORKFLOW=16, STREAMING_RING_CAPACITY=16)', 
   let total: number;
   beforeAll(async () => {
     t = await startTestApp({ EVENTS_MAX_PER_WORKFLOW: '16', STREAMING_RING_CAPACITY: '16', PARTIAL_CHUNK_CHARS: '5' }, { llm });
-    id = await submit(t, { query: 'Produce many events. Then produce more. And then finish.', mode: 'standard' });
+    id = await submit(t, { query: 'Produce many events. Then produce more. And then finish.', mode: 'complex' });
     await waitTerminal(t, id);
     // The archived STREAM_END carries the number of events the workflow produced.
     const h = await waitFor(async () => {
@@ -564,7 +564,7 @@ describe('replay gap (EVENTS_MAX_PER_WORKFLOW=16, STREAMING_RING_CAPACITY=16)', 
   });
 
   it('the ring of a live feed trims too: a late resume from 1 gets the gap', async () => {
-    const live = await submit(t, { query: '[gate:gap-live] Another long one. Then more. And then done.', mode: 'standard' });
+    const live = await submit(t, { query: '[gate:gap-live] Another long one. Then more. And then done.', mode: 'complex' });
     const client = sse(sseUrl(t, live));
     await waitFor(async () => gw(t).hub.feeds.get(live)?.subscribers.size === 1);
     llm.gate('gap-live').open();
@@ -635,7 +635,7 @@ describe('slow clients (STREAM_MAX_BUFFER_BYTES=1024)', () => {
   it('drops a client that does not read while a normal client still gets everything', async () => {
     // 8 subtasks of 400 kB each: over 10 MB of events, more than the kernel buffers of a socket
     // nobody reads. Paced, so the normal client (in this process) keeps up.
-    const id = await submit(t, { query: '[gate:slow-1] [big:400000] [pace] big output', mode: 'standard' });
+    const id = await submit(t, { query: '[gate:slow-1] [big:400000] [pace] big output', mode: 'complex' });
     const slow = stalledClient(t, `/api/v1/stream/sse?workflow_id=${id}`);
     const feed = await waitFor(async () => {
       const f = gw(t).hub.feeds.get(id);
@@ -690,7 +690,7 @@ describe('catching up after a stall (STREAM_MAX_BUFFER_BYTES=32 MB, no heartbeat
   });
 
   it('a client that stalled and reads again gets everything while the workflow is quiet', async () => {
-    const id = await submit(t, { query: '[gate:tail-go] [synth-gate:tail-hold] [big:400000] catch up', mode: 'standard' });
+    const id = await submit(t, { query: '[gate:tail-go] [synth-gate:tail-hold] [big:400000] catch up', mode: 'complex' });
     // A first client keeps the feed; the workflow runs up to its synthesizer and waits there.
     const keeper = sse(sseUrl(t, id), { timeoutMs: 60_000, until: (f) => f.event === 'AGENT_STARTED' && JSON.parse(f.data).agent_id === 'synthesizer' });
     const feed = await waitFor(async () => {

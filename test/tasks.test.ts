@@ -67,19 +67,15 @@ describe('POST /api/v1/tasks', () => {
   it('refuses each field that is not available yet with 400, top level or in context, on both submit routes, and queues nothing', async () => {
     const marker = `not-yet-${randomUUID()}`;
     const cases: [Record<string, unknown>, string][] = [
-      [{ provider_override: 'openai' }, 'provider_override'],
       [{ skill: 'code-review' }, 'skill'],
       [{ research_strategy: 'deep' }, 'research_strategy'],
-      [{ max_iterations: 3 }, 'max_iterations'],
       [{ enable_verification: true }, 'enable_verification'],
       [{ context: { disable_ai: true } }, 'context.disable_ai'],
       [{ context: { template: 'weekly-report' } }, 'context.template'],
       [{ context: { template_name: 'weekly-report' } }, 'context.template_name'],
       [{ context: { template_version: '2' } }, 'context.template_version'],
-      [{ context: { provider_override: 'openai' } }, 'context.provider_override'],
       [{ context: { skill: 'code-review' } }, 'context.skill'],
       [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
-      [{ context: { role: 'developer' } }, 'context.role'],
       [{ context: { force_research: true } }, 'context.force_research'],
       [{ context: { force_swarm: true } }, 'context.force_swarm'],
       [{ context: { agent: 'summariser', agent_input: { text: 'x' } } }, 'context.agent'],
@@ -103,15 +99,46 @@ describe('POST /api/v1/tasks', () => {
     });
     expect(sched.status).toBe(400);
     expect(await json(sched)).toEqual({ error: 'task_context.template is not available yet' });
-    // Their "off" values ask for nothing and are accepted, and so is the default role.
-    for (const fields of [
-      { enable_verification: false },
-      { context: { disable_ai: false } },
-      { skill: '' },
-      { context: { role: 'generalist', force_swarm: false } },
-    ]) {
+    // Their "off" values ask for nothing and are accepted.
+    for (const fields of [{ enable_verification: false }, { context: { disable_ai: false } }, { skill: '' }, { context: { force_swarm: false } }]) {
       const res = await post('/api/v1/tasks', { query: 'accepted', ...fields });
       expect(res.status, JSON.stringify(fields)).toBe(200);
+    }
+  });
+
+  it('model_override and provider_override are checked against the catalogue at submission (400), and the task runs on the choice', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ model_override: 'no-such-model' }, 'unknown model: no-such-model'],
+      [{ provider_override: 'nowhere' }, 'unknown provider: nowhere'],
+      [{ context: { provider_override: 'nowhere' } }, 'unknown provider: nowhere'],
+      [{ provider_override: 'openai' }, 'provider openai has no API key configured (set OPENAI_API_KEY)'],
+    ];
+    for (const [fields, msg] of cases) {
+      const res = await post('/api/v1/tasks', { query: 'x', ...fields });
+      expect(res.status, JSON.stringify(fields)).toBe(400);
+      expect((await json(res)).error).toBe(msg);
+    }
+    const { task_id } = await json(await post('/api/v1/tasks', { query: 'on the offline provider', mode: 'simple', provider_override: 'offline' }));
+    const s = await waitDone(task_id);
+    expect(s).toMatchObject({ status: 'TASK_STATUS_COMPLETED', provider: 'offline', model_used: 'offline-deterministic' });
+  });
+
+  it('refuses an unknown role, a role this edition cannot run, and max_iterations out of 1-50, with 400', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ context: { role: 'wizard' } }, 'unknown role: wizard; known: generalist, analysis, research, writer, critic, developer'],
+      [{ context: { role: 'ads_research' } }, 'role ads_research is available in the hosted edition only'],
+      [{ context: { role: 'browser_use' } }, 'role browser_use needs browser tools, which this edition does not have'],
+      [{ context: { role: 7 } }, 'context.role must be a string'],
+      [{ max_iterations: 51 }, 'max_iterations'],
+      [{ max_iterations: 0 }, 'max_iterations'],
+    ];
+    for (const [fields, msg] of cases) {
+      const res = await post('/api/v1/tasks', { query: 'x', ...fields });
+      expect(res.status, JSON.stringify(fields)).toBe(400);
+      expect((await json(res)).error).toContain(msg);
+    }
+    for (const role of ['generalist', 'analysis', 'research', 'writer', 'critic', 'developer']) {
+      expect((await post('/api/v1/tasks', { query: 'x', mode: 'simple', context: { role } })).status, role).toBe(200);
     }
   });
 

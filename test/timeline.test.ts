@@ -267,12 +267,12 @@ async function register(): Promise<{ key: string; userId: string; tenantId: stri
 const get = (path: string, key: string) => fetch(t.base + path, { headers: { 'X-API-Key': key } });
 
 describe('GET /api/v1/tasks/{id}/timeline', () => {
-  it("lists a standard task's steps in order with agents, durations, statuses and the workflow totals; owner-only", async () => {
+  it("lists a complex task's steps in order with agents, durations, statuses and the workflow totals; owner-only", async () => {
     const u = await register();
     const r = await fetch(`${t.base}/api/v1/tasks`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'X-API-Key': u.key },
-      body: JSON.stringify({ query: 'Research it. Then compare it. And write it up.', mode: 'standard' }),
+      body: JSON.stringify({ query: 'Research it. Then compare it. And write it up.', mode: 'complex' }),
     });
     const { task_id } = await json(r);
     const tl = await waitFor(async () => {
@@ -282,7 +282,16 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
       return b.status === 'TASK_STATUS_COMPLETED' && b.steps.at(-1)?.name === 'finish' && b.steps.at(-1).last_seq === b.stats.events ? b : undefined;
     }, 20_000);
     expect(tl).toMatchObject({ workflow_id: task_id, task_id, source: 'journal' });
-    expect(tl.steps.map((s: { name: string }) => s.name)).toEqual(['start', 'history', 'plan', 'subtask-1', 'subtask-2', 'subtask-3', 'synthesize', 'finish']);
+    expect(tl.steps.map((s: { name: string }) => s.name)).toEqual([
+      'start',
+      'history',
+      'plan',
+      'subtask-1-turn-1',
+      'subtask-2-turn-1',
+      'subtask-3-turn-1',
+      'synthesize',
+      'finish',
+    ]);
     expect(tl.steps.map((s: { agent: string | null }) => s.agent)).toEqual([
       'orchestrator',
       null,
@@ -298,7 +307,7 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
       expect(s, s.name).toMatchObject({ status: 'completed', retries: 0, journaled: true });
       expect(s.duration_ms, s.name).toBeGreaterThanOrEqual(0);
       expect(Date.parse(s.ended_at) - Date.parse(s.started_at), s.name).toBe(s.duration_ms);
-      expect(Date.parse(s.ended_at), s.name).toBeGreaterThanOrEqual(prevEnd); // standard mode: one after the other
+      expect(Date.parse(s.ended_at), s.name).toBeGreaterThanOrEqual(prevEnd); // each subtask depends on the one before: one after the other
       prevEnd = Date.parse(s.ended_at);
     }
     // Every archived event belongs to exactly one step, in seq order.

@@ -18,6 +18,8 @@ import { AuthService } from '../auth/index.js';
 import { startScheduler } from '../scheduler/index.js';
 import { Archiver, Reconciler, Worker } from '../runtime/index.js';
 import { runWorkflow } from '../workflows/index.js';
+import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
+import { Workspace } from '../workspace/index.js';
 import { sessionRegistry } from '../sessions/index.js';
 import { TaskStore } from '../tasks/index.js';
 import { connectBus, type Bus } from '../bus/index.js';
@@ -35,7 +37,17 @@ import { Gateway } from '../gateway/index.js';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from '../gen/svc/v1/streaming_pb.js';
 import { SessionService } from '../gen/svc/v1/session_pb.js';
-import { OfflineProvider, OpenAiProvider, loadCatalogue, pricesOf, type LlmProvider } from '../llm/index.js';
+import {
+  CachedProvider,
+  LlmCache,
+  UsageStore,
+  createRouter,
+  loadCatalogue,
+  startModelService,
+  type Catalogue,
+  type LlmProvider,
+  type LlmRouter,
+} from '../llm/index.js';
 import { SYSTEM_CALLER, type Logger } from '../kernel/index.js';
 import {
   clientAuthInterceptor,
@@ -63,6 +75,10 @@ export interface App {
   reconciler?: Reconciler;
   grpcPort?: number;
   gatewayPort?: number;
+  /** The model router (tier shares, model choice checks). */
+  llmRouter?: LlmRouter;
+  /** The internal model service's port (role llm). */
+  modelServicePort?: number;
   /** GATEWAY_HEALTH_PORT's listener, when set. */
   healthPort?: number;
   natsUrl: string;
@@ -82,20 +98,18 @@ function modelsConfigPath(cfg: Config): string {
   return fileURLToPath(new URL('../../config/models.yaml', import.meta.url));
 }
 
-export function createLlm(cfg: Config): LlmProvider {
-  if (cfg.llm.provider === 'openai') {
-    const cat = loadCatalogue(modelsConfigPath(cfg));
-    const m = cfg.llm.defaultModel;
-    return new OpenAiProvider({
-      baseUrl: cfg.llm.baseUrl,
-      apiKey: cfg.llm.apiKey,
-      // LLM_MODEL pins one model for every tier (e.g. a local vLLM/Ollama model).
-      models: m ? { small: m, medium: m, large: m } : cat.tiers,
-      prices: pricesOf(cat),
-      timeoutMs: cfg.llm.requestTimeoutMs,
-    });
-  }
-  return new OfflineProvider({ chunkDelayMs: cfg.llm.offlineChunkDelayMs });
+/**
+ * The model layer of this process: the router over the catalogue's providers (retries,
+ * fallback, the offline provider when no real one is configured), behind the response cache
+ * (NATS KV, shared by every worker) when ENABLE_CACHE.
+ */
+export function createLlm(cfg: Config, bus: Bus, log: Logger): { llm: LlmProvider; router: LlmRouter; catalogue: Catalogue } {
+  const catalogue = loadCatalogue(modelsConfigPath(cfg));
+  const router = createRouter(catalogue, cfg.llm, { log: log.child({ module: 'llm' }) });
+  const llm = cfg.llm.cache.enabled
+    ? new CachedProvider(router, new LlmCache(bus.kv.llmCache, { ...cfg.llm.cache, embedderFor: (r) => router.embedderFor(r), log }))
+    : router;
+  return { llm, router, catalogue };
 }
 
 /**
@@ -257,7 +271,16 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     cleanups.push(() => bus.close());
 
     const app: App = { bus, store, natsUrl, embeddedNats, databaseUrl: dbUrl, stop: stopAll };
-    const llm = overrides.llm ?? createLlm(cfg);
+    const toolUsage = new ToolUsageStore(sql, log);
+    const stack = createLlm(cfg, bus, log);
+    const llm = overrides.llm ?? stack.llm;
+    app.llmRouter = stack.router;
+    if (cfg.roles.has('llm')) {
+      const ms = await startModelService({ host: cfg.rpc.host, port: cfg.llm.servicePort, catalogue: stack.catalogue, settings: cfg.llm, log });
+      app.modelServicePort = ms.port;
+      cleanups.push(() => ms.close());
+      log.info({ host: cfg.rpc.host, port: ms.port }, 'model service (GET /providers/models) listening');
+    }
 
     // Internal RPC authentication (src/rpc/auth.ts): the same server interceptors on the
     // HTTP/2 port and on the in-memory transport; every client presents the token.
@@ -267,7 +290,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     let rpcInterceptors: Interceptor[] = [];
     if (cfg.roles.has('orchestrator')) {
       rpcInterceptors = [serverAuthInterceptor(internalRpcToken())];
-      const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier });
+      const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier, checkModel: (c) => void stack.router.resolveModelChoice(c) });
       const streaming = createStreamingService({ bus, store, log });
       const sessionsRpc = createSessionService({ sql: store.sql, tasks: store, log });
       routes = (r) => {
@@ -309,15 +332,38 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       cleanups.push(() => archiver.stop());
     }
 
+    // One tool registry for the workflows of this process and the /api/v1/tools routes.
+    let tools: ToolRegistry | undefined;
+    if (cfg.roles.has('worker') || cfg.roles.has('gateway')) {
+      const registry = new ToolRegistry(builtinTools(cfg.tools, { workspace: new Workspace(resolve(cfg.workspace.root)) }), {
+        rateLimits: cfg.tools.rateLimits,
+        rateKv: bus.kv.ratelimit,
+        log,
+        onUsage: (u) => toolUsage.record(u),
+      });
+      tools = registry;
+      cleanups.push(() => registry.close());
+    }
+
     if (cfg.roles.has('worker')) {
       const workflowDeps = {
         tasks: store,
         sessions: sessionDir,
         llm,
+        tools,
+        usage: new UsageStore(sql),
         partialChunkChars: cfg.workflow.partialChunkChars,
         maxTokens: cfg.llm.maxTokens,
         temperature: cfg.llm.temperature,
         synthBypassSingle: cfg.workflow.synthBypassSingle,
+        toolParallelism: cfg.tools.parallelism,
+        enableToolSelection: cfg.tools.selection,
+        budgets: {
+          maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
+          maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
+          tokensPerAgent: cfg.budgets.tokensPerAgent || undefined,
+          tokensPerTask: cfg.budgets.tokensPerTask || undefined,
+        },
         history: {
           windowMessages: cfg.history.windowMessages,
           debugWindowMessages: cfg.history.windowDebugMessages,
@@ -386,7 +432,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           workspaceRoot: resolve(cfg.workspace.root),
           schedules: cfg.schedules,
         },
-        { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log) },
+        { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log), tools },
       );
       if (cfg.gateway.healthPort !== undefined) {
         const probes = await startHealthListener(gateway, cfg.gateway.host, cfg.gateway.healthPort);

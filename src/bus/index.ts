@@ -187,3 +187,4 @@ async function upsertConsumer(jsm: JetStreamManager, stream: string, cfg: { dura
     } else throw err;
   }
 }
+export * from './counter.js';

@@ -56,6 +56,7 @@ describe('loadConfig defaults (spec: Configuration variables and Limits)', () =>
 
   it('treats empty and blank values as unset (a blank number is not a silent 0)', () => {
     const c = loadConfig({ TEMPERATURE: ' ', MAX_TOKENS: '', HISTORY_WINDOW_MESSAGES: '  ', ENVIRONMENT: '', PRIORITY_QUEUES: ' ', WEB_SEARCH_RATE_LIMIT: '' });
+    expect(c.tools.rateLimits.WEB_SEARCH_RATE_LIMIT).toBe(120);
     expect(c.llm.temperature).toBe(0.7);
     expect(c.llm.maxTokens).toBe(2000);
     expect(c.history.windowMessages).toBe(50);
@@ -187,24 +188,8 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
   const names = Object.keys(RESERVED_SETTINGS);
   const withoutReserved = (c: Config) => JSON.stringify({ ...c, roles: [...c.roles], reserved: undefined });
 
-  it('are the budgets, tool rates, tool and queue switches, agent timeout and feature-flag file', () => {
-    expect(names.sort()).toEqual(
-      [
-        'MAX_TOKENS_PER_REQUEST',
-        'MAX_COST_PER_REQUEST',
-        'TOKEN_BUDGET_PER_AGENT',
-        'TOKEN_BUDGET_PER_TASK',
-        'LLM_DISABLE_BUDGETS',
-        'WEB_SEARCH_RATE_LIMIT',
-        'CALCULATOR_RATE_LIMIT',
-        'PYTHON_EXECUTOR_RATE_LIMIT',
-        'TOOL_PARALLELISM',
-        'ENABLE_TOOL_SELECTION',
-        'PRIORITY_QUEUES',
-        'AGENT_TIMEOUT_SECONDS',
-        'CONFIG_PATH',
-      ].sort(),
-    );
+  it('are where budgets are enforced, the queue switch, the agent timeout and the feature-flag file', () => {
+    expect(names.sort()).toEqual(['LLM_DISABLE_BUDGETS', 'PRIORITY_QUEUES', 'AGENT_TIMEOUT_SECONDS', 'CONFIG_PATH'].sort());
   });
 
   it('none is reported when none is set', () => {

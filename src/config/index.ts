@@ -103,16 +103,7 @@ function internalToken(env: Env, name: string): string | undefined {
  * ignored, and start-up warns about it (reservedSettingWarnings) rather than pretending.
  */
 export const RESERVED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
-  MAX_TOKENS_PER_REQUEST: 'hard token budget per task (default 10000)',
-  MAX_COST_PER_REQUEST: 'hard cost budget per task (default 0.50 USD)',
-  TOKEN_BUDGET_PER_AGENT: 'token budget per agent (default unlimited)',
-  TOKEN_BUDGET_PER_TASK: 'token budget per task (default unlimited)',
   LLM_DISABLE_BUDGETS: 'where budgets are enforced (default 1: the orchestrator)',
-  WEB_SEARCH_RATE_LIMIT: 'web_search tool calls per minute (default 120)',
-  CALCULATOR_RATE_LIMIT: 'calculator tool calls per minute (default 2000)',
-  PYTHON_EXECUTOR_RATE_LIMIT: 'python_executor tool calls per minute (default 60)',
-  TOOL_PARALLELISM: 'concurrent tool executions (default 1)',
-  ENABLE_TOOL_SELECTION: 'planner auto-selects tools (default 1)',
   PRIORITY_QUEUES: 'priority queuing (default off)',
   AGENT_TIMEOUT_SECONDS: 'agent execution timeout (default 600)',
   CONFIG_PATH: 'feature flags file (default ./config/features.yaml)',
@@ -268,6 +259,46 @@ export function loadConfig(env: Env = process.env) {
     workflow: {
       synthBypassSingle: bool(env, 'WORKFLOW_SYNTH_BYPASS_SINGLE', true),
       partialChunkChars: num(env, 'PARTIAL_CHUNK_CHARS', 512, { min: 1, int: true }),
+    },
+    budgets: {
+      /** Hard token budget of a task (all its model calls); 0 = unlimited. */
+      maxTokensPerRequest: num(env, 'MAX_TOKENS_PER_REQUEST', 10000, { min: 0, int: true }),
+      /** Hard cost budget of a task, USD; 0 = unlimited. */
+      maxCostPerRequest: num(env, 'MAX_COST_PER_REQUEST', 0.5, { min: 0 }),
+      /** Tokens one agent of a task may use; 0 = unlimited (the default). */
+      tokensPerAgent: num(env, 'TOKEN_BUDGET_PER_AGENT', 0, { min: 0, int: true }),
+      /** Tokens a task may use; 0 = unlimited (the default). */
+      tokensPerTask: num(env, 'TOKEN_BUDGET_PER_TASK', 0, { min: 0, int: true }),
+    },
+    tools: {
+      /** ENABLE_TOOL_SELECTION: a planned subtask's agent gets only the tools the planner named for it. */
+      selection: bool(env, 'ENABLE_TOOL_SELECTION', true),
+      /** Calls per minute, shared by every process; 0 = unlimited. */
+      rateLimits: {
+        WEB_SEARCH_RATE_LIMIT: num(env, 'WEB_SEARCH_RATE_LIMIT', 120, { min: 0, int: true }),
+        CALCULATOR_RATE_LIMIT: num(env, 'CALCULATOR_RATE_LIMIT', 2000, { min: 0, int: true }),
+        PYTHON_EXECUTOR_RATE_LIMIT: num(env, 'PYTHON_EXECUTOR_RATE_LIMIT', 60, { min: 0, int: true }),
+      },
+      /** Tool calls of one model turn run this many at a time (1 = one after another). */
+      parallelism: num(env, 'TOOL_PARALLELISM', 1, { min: 1, max: 64, int: true }),
+      /** Hosts or CIDRs (comma list) the web tools' SSRF guard lets through (intranets, tests). */
+      httpAllowHosts: str(env, 'TOOLS_HTTP_ALLOW_HOSTS', ''),
+      /** The bash tool (developer role only; not a sandbox). Off unless TOOLS_ENABLE_BASH=1. */
+      bash: { enabled: bool(env, 'TOOLS_ENABLE_BASH', false), timeoutMs: num(env, 'TOOLS_BASH_TIMEOUT_MS', 60_000, { min: 100, int: true }) },
+      python: {
+        timeoutMs: num(env, 'PYTHON_EXECUTOR_TIMEOUT_MS', 30_000, { min: 100, int: true }),
+        memoryMb: num(env, 'PYTHON_EXECUTOR_MEMORY_MB', 256, { min: 32, max: 4096, int: true }),
+      },
+      webSearch: {
+        provider: oneOf(env, 'WEB_SEARCH_PROVIDER', '', ['', 'searxng', 'brave', 'tavily', 'serper'] as const),
+        searxngUrl: optStr(env, 'SEARXNG_URL'),
+        braveApiKey: optStr(env, 'BRAVE_SEARCH_API_KEY'),
+        braveUrl: str(env, 'BRAVE_SEARCH_URL', 'https://api.search.brave.com'),
+        tavilyApiKey: optStr(env, 'TAVILY_API_KEY'),
+        tavilyUrl: str(env, 'TAVILY_URL', 'https://api.tavily.com'),
+        serperApiKey: optStr(env, 'SERPER_API_KEY'),
+        serperUrl: str(env, 'SERPER_URL', 'https://google.serper.dev'),
+      },
     },
     workspace: {
       /** One folder per session under this root. */

@@ -14,6 +14,7 @@ import type { Bus } from '../bus/index.js';
 import { AppError, Code, SYSTEM_CALLER, callAs, type Logger } from '../kernel/index.js';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskStore } from '../tasks/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import type { AuthService } from '../auth/index.js';
 import { Admission } from './admission.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -22,6 +23,7 @@ import { registerScheduleRoutes } from './schedule-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { StreamRoutes, type SseConn } from './stream-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
+import { registerToolRoutes } from './tool-routes.js';
 import { registerTimelineRoute } from './timeline-route.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
 import { copyRequest, corsHeaders, route, writeReply, type CorsPolicy, type Reply } from './http.js';
@@ -57,6 +59,8 @@ export interface GatewayDeps {
   log: Logger;
   /** Accounts, API keys and JWTs; also the verifier of credentials. */
   authService?: AuthService;
+  /** The tool registry behind /api/v1/tools. */
+  tools?: ToolRegistry;
 }
 
 export class Gateway {
@@ -120,6 +124,7 @@ export class Gateway {
       registerTimelineRoute(app, rd);
       registerWorkspaceRoutes(app, rd);
       registerScheduleRoutes(app, rd);
+      if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
     }
 
     this.streams.register(app);

@@ -11,6 +11,7 @@ const headerParam = (name: string, description: string) => ({ name, in: 'header'
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'Task (workflow) id' };
 const security = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
 const schedParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'Schedule id' };
+const toolParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' }, description: 'Tool name' };
 const sessionParam = { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' }, description: 'Session UUID or external id' };
 const SUBMIT_400 =
   'Invalid JSON, missing query, a bad field, disable_ai combined with a model control, or a field that is not available yet ' +
@@ -78,6 +79,9 @@ export function buildOpenApi(version: string) {
         RegeneratedKey: plain(S.RegeneratedKey),
         RateLimited: plain(S.RateLimitBody),
         RevokedKey: plain(S.RevokedKey),
+        Tool: plain(S.Tool),
+        ToolExecuteRequest: plain(S.ToolExecuteRequest),
+        ToolExecution: plain(S.ToolExecution),
         Session: plain(S.SessionObject),
         SessionList: plain(S.SessionList),
         SessionPatch: plain(S.SessionPatch),
@@ -450,6 +454,41 @@ export function buildOpenApi(version: string) {
           security,
           parameters: [idParam],
           responses: { 200: json(ref('Timeline')), 403: err('Forbidden: not the task owner'), 404: err('Task not found') },
+        },
+      },
+      '/api/v1/tools': {
+        get: {
+          summary: 'Tools a client may execute directly (dangerous tools are never listed)',
+          operationId: 'listTools',
+          security,
+          parameters: [{ name: 'category', in: 'query', required: false, schema: { type: 'string' }, description: 'Only this category' }],
+          responses: { 200: json({ type: 'array', items: ref('Tool') } as never) },
+        },
+      },
+      '/api/v1/tools/{name}': {
+        get: {
+          summary: 'One tool',
+          operationId: 'getTool',
+          security,
+          parameters: [toolParam],
+          responses: { 200: json(ref('Tool')), 403: err('Tool not available via direct execution'), 404: err('Tool not found: <name>') },
+        },
+      },
+      '/api/v1/tools/{name}/execute': {
+        post: {
+          summary: 'Execute a tool (120 s limit); only session_id and the caller user_id reach the tool; usage is recorded asynchronously',
+          operationId: 'executeTool',
+          security,
+          parameters: [toolParam],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('ToolExecuteRequest') } } },
+          responses: {
+            200: json(ref('ToolExecution'), 'The execution result; a failure the tool reports (bad input it detected, its time limit) has success false'),
+            400: err('arguments missing, not an object, or not valid for the tool (the message names the field)'),
+            403: err('Tool not available via direct execution'),
+            404: err('Tool not found, or Session not found'),
+            429: err("Over the tool's per-minute limit (WEB_SEARCH_RATE_LIMIT, CALCULATOR_RATE_LIMIT, PYTHON_EXECUTOR_RATE_LIMIT)"),
+            502: err('tool backend unavailable: <why> (a search API or web page that could not be reached)'),
+          },
         },
       },
       '/api/v1/tasks/{id}/control-state': {

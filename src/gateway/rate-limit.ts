@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
+import { countInWindow } from '../bus/index.js';
 import { AppError, Code, type Logger, type Principal } from '../kernel/index.js';
 
 export interface Limit {
@@ -34,9 +35,6 @@ export class RateLimitedError extends AppError {
   }
 }
 
-const enc = new TextEncoder();
-const dec = new TextDecoder();
-
 export function rateHeaders(d: RateDecision): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(d.limit),
@@ -58,32 +56,17 @@ export class RateLimiter {
   async hit(p: Principal, limit: Limit, nowMs = Date.now()): Promise<RateDecision | undefined> {
     if (p.anonymous || !this.connected()) return undefined;
     const windowMs = limit.windowSeconds * 1000;
-    const start = Math.floor(nowMs / windowMs) * windowMs;
-    const reset = Math.ceil((start + windowMs) / 1000);
+    const reset = Math.ceil((Math.floor(nowMs / windowMs) * windowMs + windowMs) / 1000);
     const who = createHash('sha256').update(p.key).digest('hex').slice(0, 32);
-    const key = `${limit.name}.${who}.${start}`;
-    let count: number | undefined;
+    let counted;
     try {
-      for (let attempt = 0; attempt < 8 && count === undefined; attempt++) {
-        const e = await this.kv.get(key);
-        if (!e || e.operation !== 'PUT') {
-          count = await this.kv.create(key, enc.encode('1')).then(
-            () => 1,
-            () => undefined,
-          );
-        } else {
-          const n = Number(dec.decode(e.value)) + 1;
-          count = await this.kv.update(key, enc.encode(String(n)), e.revision).then(
-            () => n,
-            () => undefined,
-          );
-        }
-      }
+      counted = await countInWindow(this.kv, `${limit.name}.${who}`, windowMs, nowMs);
     } catch (err) {
       this.log.warn({ err }, 'rate limit bucket unavailable; request allowed');
       return undefined;
     }
-    if (count === undefined) return undefined; // heavy contention on one key: allow
+    if (counted === undefined) return undefined; // heavy contention on one key: allow
+    const count = counted.count;
     const allowed = count <= limit.requests;
     return { limit: limit.requests, remaining: limit.requests - count, reset, allowed, retryAfter: Math.max(1, reset - Math.floor(nowMs / 1000)) };
   }

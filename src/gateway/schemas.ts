@@ -27,18 +27,25 @@ export const TaskSubmitRequest = Type.Object(
     context: Type.Optional(
       FreeObject(
         'Key-value context. Read: system_prompt, prompt_params, model_tier and model_override (fallbacks for the top-level fields), ' +
+          'role (tool allowlist: generalist (default), analysis, research, writer, critic, developer), ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
-          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.map((k) => (k === 'disable_ai' ? 'disable_ai: true' : k === 'role' ? 'role (other than generalist)' : k)).join(', ')}. ` +
+          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.map((k) => (k === 'disable_ai' ? 'disable_ai: true' : k)).join(', ')}. ` +
           'Other keys are stored with the task.',
       ),
     ),
     mode: Type.Optional(StringEnum(['simple', 'standard', 'complex', 'supervisor'] as const, { description: 'Default: auto-detect' })),
     model_tier: Type.Optional(StringEnum(['small', 'medium', 'large'] as const, { description: 'Default: small' })),
     model_override: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    provider_override: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: NOT_YET_FIELD })),
+    provider_override: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'A provider of the model catalogue (GET /providers/models on the model service); unknown or without its key: 400',
+      }),
+    ),
     skill: Type.Optional(Type.String({ maxLength: 200, description: NOT_YET_FIELD })),
     research_strategy: Type.Optional(StringEnum(['quick', 'standard', 'deep', 'academic'] as const, { description: NOT_YET_FIELD })),
-    max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: NOT_YET_FIELD })),
+    max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'Tool rounds an agent may take before it must answer (default 10)' })),
     max_concurrent_agents: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 100, description: 'Most subtasks a standard or complex workflow plans (default 8)' }),
     ),
@@ -439,3 +446,34 @@ export const ScheduleRuns = Type.Object({ runs: Type.Array(ScheduleRun), total_c
 export const ReasonBody = Type.Object({ reason: Type.Optional(Type.String()) });
 export const SchedulePaused = Type.Object({ message: Type.String(), paused_at: Type.String({ format: 'date-time' }) });
 export const ScheduleResumed = Type.Object({ message: Type.String(), next_run_at: Nullable(Type.String({ format: 'date-time' })) });
+
+export const Tool = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  category: Type.String({ description: 'e.g. search, web, code, math, file' }),
+  version: Type.String(),
+  parameters: FreeObject('JSON Schema of the arguments'),
+  timeout_seconds: Type.Integer(),
+  cost_per_use: Type.Number({ description: 'Estimated USD per call' }),
+});
+
+export const ToolExecuteRequest = Type.Object(
+  {
+    arguments: FreeObject('Arguments, validated against the tool parameters'),
+    session_id: Type.Optional(Type.String({ maxLength: 255, description: "The caller's session (UUID or external id): its workspace for file tools" })),
+  },
+  { additionalProperties: false },
+);
+
+export const ToolExecution = Type.Object({
+  success: Type.Boolean(),
+  output: FreeObject('Structured result'),
+  text: Type.String({ description: 'The result as text (what a model reads)' }),
+  error: Nullable(Type.String()),
+  metadata: FreeObject('tool, version and what the tool reports'),
+  execution_time_ms: Type.Integer(),
+  usage: Type.Object({
+    tokens: Type.Integer({ description: 'Synthetic: the larger of 100 and cost_usd / 0.000002' }),
+    cost_usd: Type.Number(),
+  }),
+});

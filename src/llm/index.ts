@@ -157,8 +157,9 @@ function offlineAnswer(messages: ChatMessage[]): string {
   const digest = createHash('sha256').update(JSON.stringify(messages)).digest('hex').slice(0, 12);
   // Instructions a workflow gives in its system prompt select the answer's shape.
   if (/respond with a json array of subtasks/i.test(system)) {
+    // Steps of a request build on each other ("... Then ..."): each depends on the one before.
     const parts = splitIntoSubtasks(user);
-    return JSON.stringify(parts.map((p, i) => ({ id: `subtask-${i + 1}`, description: p })));
+    return JSON.stringify(parts.map((p, i) => ({ id: `subtask-${i + 1}`, description: p, dependencies: i ? [`subtask-${i}`] : [] })));
   }
   const q = user.length > 400 ? `${user.slice(0, isHighSurrogate(user.charCodeAt(399)) ? 399 : 400)}...` : user;
   return (
@@ -389,3 +390,4 @@ export * from './catalogue.js';
 export * from './router.js';
 export * from './cache.js';
 export * from './model-service.js';
+export * from './usage.js';

@@ -77,14 +77,15 @@ describe('OfflineProvider', () => {
     expect(r.usage.totalTokens).toBe(r.usage.inputTokens + r.usage.outputTokens);
   });
 
-  it('answers a subtask-decomposition prompt with a JSON array of 2-4 subtasks', async () => {
+  it('answers a subtask-decomposition prompt with a JSON array of 2-4 subtasks, each depending on the one before', async () => {
     const r = await new OfflineProvider().complete(
       ask('Find the population of Paris and then compare it with Berlin.', 'Decompose the task. Respond with a JSON array of subtasks.'),
     );
-    const parts = JSON.parse(r.text) as { id: string; description: string }[];
+    const parts = JSON.parse(r.text) as { id: string; description: string; dependencies: string[] }[];
     expect(parts.length).toBeGreaterThanOrEqual(2);
     expect(parts.length).toBeLessThanOrEqual(4);
-    expect(parts[0]).toEqual({ id: 'subtask-1', description: expect.any(String) });
+    expect(parts[0]).toEqual({ id: 'subtask-1', description: expect.any(String), dependencies: [] });
+    expect(parts[1]).toEqual({ id: 'subtask-2', description: expect.any(String), dependencies: ['subtask-1'] });
   });
 
   it('an already aborted signal rejects, with or without a delta callback', async () => {

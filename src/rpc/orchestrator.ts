@@ -31,7 +31,17 @@ import {
   type Logger,
   type Tier,
 } from '../kernel/index.js';
-import { cancelTask, checkSubmission, pauseTask, readControl, resumeTask, submitTask, type TaskRow, type TaskStore } from '../tasks/index.js';
+import {
+  cancelTask,
+  checkSubmission,
+  pauseTask,
+  readControl,
+  resumeTask,
+  submitTask,
+  type ModelChoiceCheck,
+  type TaskRow,
+  type TaskStore,
+} from '../tasks/index.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
 
@@ -40,6 +50,8 @@ export interface OrchestratorDeps {
   store: TaskStore;
   log: Logger;
   defaultTier: Tier;
+  /** The model router's check of model_override / provider_override (400 when it cannot serve them). */
+  checkModel?: ModelChoiceCheck;
 }
 
 function rowToStatus(r: TaskRow) {
@@ -134,6 +146,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
           },
         },
         d.defaultTier,
+        d.checkModel,
       );
       // The task runs as the caller; only a system caller (the scheduler) names its owner.
       const r = await submitTask(taskDeps, sub, actingPrincipal(callerOf(ctx), md));

@@ -74,7 +74,13 @@ export interface TaskStart {
   mode: Mode;
   model_tier: Tier;
   model_override?: string;
+  /** A provider of the catalogue every model call of the task goes to. */
+  provider_override?: string;
   max_concurrent_agents?: number;
+  /** Tool rounds of an agent (max_iterations). */
+  max_iterations?: number;
+  /** Set when the mode was detected: how complex the query looked (0-1). */
+  complexity_score?: number;
   trace_id?: string;
   submitted_at: string;
   /** The session was generated for this task (the client named none). */
@@ -113,7 +119,10 @@ export function startMessage(t: QueuedTask): TaskStart {
     mode: (o.mode as Mode | undefined) ?? MODE_BY_EXECUTION.get(t.mode) ?? 'simple',
     model_tier: (o.model_tier as Tier | undefined) ?? 'small',
     model_override: (o.model_override as string | undefined) || undefined,
+    ...(o.provider_override ? { provider_override: o.provider_override as string } : {}),
     max_concurrent_agents: (o.max_concurrent_agents as number | undefined) || undefined,
+    ...(o.max_iterations ? { max_iterations: o.max_iterations as number } : {}),
+    ...(typeof o.complexity_score === 'number' ? { complexity_score: o.complexity_score } : {}),
     trace_id: t.trace_id ?? undefined,
     submitted_at: t.created_at.toISOString(),
     ...(o.new_session ? { new_session: true } : {}),

@@ -10,31 +10,25 @@
  */
 
 /** Top-level fields of the submission (REST body, gRPC SubmitOptions). */
-export const NOT_AVAILABLE_FIELDS = ['provider_override', 'skill', 'research_strategy', 'max_iterations', 'enable_verification'] as const;
+export const NOT_AVAILABLE_FIELDS = ['skill', 'research_strategy', 'enable_verification'] as const;
 
 /**
  * Keys of `context`: the deprecated fallbacks of the fields above, templates (`template_name`
  * is an alias of `template`), template-only mode (`disable_ai: true` still called the LLM),
- * role presets (tool allowlists; `generalist`, the default, is what runs), research and swarm
- * workflows, and named agents run through the task endpoint.
+ * research and swarm workflows, and named agents run through the task endpoint.
  */
 export const NOT_AVAILABLE_CONTEXT_KEYS = [
-  'provider_override',
   'skill',
   'research_strategy',
   'template',
   'template_name',
   'template_version',
   'disable_ai',
-  'role',
   'force_research',
   'force_swarm',
   'agent',
   'agent_input',
 ] as const;
-
-/** Values of a not-available context key that ask for what already runs (the default role). */
-const ALLOWED_VALUES: Readonly<Record<string, unknown>> = Object.freeze(Object.assign(Object.create(null), { role: 'generalist' }));
 
 const given = (v: unknown) => v !== undefined && v !== null && v !== '' && v !== false && v !== 0;
 
@@ -45,7 +39,7 @@ export function notAvailableField(top: Readonly<Record<string, unknown>>, contex
   for (const f of NOT_AVAILABLE_FIELDS) if (Object.hasOwn(top, f) && given(top[f])) return f;
   if (context) {
     for (const k of NOT_AVAILABLE_CONTEXT_KEYS) {
-      if (Object.hasOwn(context, k) && given(context[k]) && ALLOWED_VALUES[k] !== context[k]) return `context.${k}`;
+      if (Object.hasOwn(context, k) && given(context[k])) return `context.${k}`;
     }
   }
   return undefined;

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.js';
-import { EXECUTION_MODE, MODES, badRequest, isTier, type Logger, type Mode, type Tier } from '../kernel/index.js';
+import { EXECUTION_MODE, MODES, badRequest, isTier, rolePreset, type Logger, type Mode, type Tier } from '../kernel/index.js';
 import { enqueueStart } from './enqueue.js';
 import { startMessage } from './model.js';
 import { notAvailableField, notAvailableMessage, firstGiven } from './not-available.js';
@@ -41,17 +41,32 @@ export interface Submission {
   /** The mode the client asked for, if any (re-runs keep it). */
   requestedMode?: Mode;
   mode: Mode;
+  /** How complex the query looked (0-1), when the mode was detected rather than asked for. */
+  complexityScore?: number;
   tier: Tier;
+  maxIterations?: number;
   modelOverride?: string;
+  providerOverride?: string;
   maxConcurrentAgents?: number;
   traceId?: string;
 }
 
-/** Auto-detects the mode when none was requested: short single requests are simple. */
-export function detectMode(query: string): Mode {
+/**
+ * How complex a query looks, 0 to 1, from what can be seen without a model: length,
+ * sentences, steps joined by "then"/"and", and words that ask for comparison or research.
+ */
+export function complexityScore(query: string): number {
   const sentences = query.split(/[.?!]\s+/).filter((s) => s.trim().length > 0).length;
-  return query.length > 300 || sentences > 2 ? 'standard' : 'simple';
+  const steps = (query.match(/\b(then|after that|afterwards|finally|next)\b/gi) ?? []).length;
+  const asks = (query.match(/\b(compare|analy[sz]e|research|investigate|evaluate|plan|design|write a report|summari[sz]e)\b/gi) ?? []).length;
+  const score = Math.min(query.length / 1200, 0.35) + Math.min((sentences - 1) * 0.12, 0.3) + Math.min(steps * 0.1, 0.2) + Math.min(asks * 0.08, 0.2);
+  return Math.round(Math.min(1, Math.max(0, score)) * 100) / 100;
 }
+
+/** The mode for a complexity score: simple below 0.3, standard below 0.6, else complex. */
+export const modeForScore = (s: number): Mode => (s < 0.3 ? 'simple' : s < 0.6 ? 'standard' : 'complex');
+
+export const detectMode = (query: string): Mode => modeForScore(complexityScore(query));
 
 const isMode = (s: string): s is Mode => (MODES as readonly string[]).includes(s);
 
@@ -70,7 +85,13 @@ function fromContext(context: Record<string, unknown>, k: string): string | unde
  * fallbacks; `disable_ai` with any of them is refused; tiers and modes are the known ones;
  * fields nothing implements yet are refused rather than ignored.
  */
-export function checkSubmission(r: SubmitRequest, defaultTier: Tier): Submission {
+/**
+ * Checks that a model choice can be served (the LLM router's rule: known model, known provider
+ * with its key configured); throws a 400 otherwise.
+ */
+export type ModelChoiceCheck = (c: { tier: Tier; model?: string; provider?: string }) => void;
+
+export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?: ModelChoiceCheck): Submission {
   const query = r.query.trim();
   if (!query) throw badRequest('query is required');
   const context = r.context ?? {};
@@ -87,10 +108,8 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier): Submission
   const notYet =
     notAvailableField(
       {
-        provider_override: r.providerOverride,
         skill: r.skill,
         research_strategy: r.researchStrategy,
-        max_iterations: r.maxIterations,
         enable_verification: r.enableVerification,
       },
       context,
@@ -98,14 +117,24 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier): Submission
   if (notYet) throw badRequest(notAvailableMessage(notYet));
   const requested = r.mode || undefined;
   if (requested !== undefined && !isMode(requested)) throw badRequest(`invalid mode: ${requested}`);
+  rolePreset(context.role); // an unknown role, or one this edition cannot run, is a 400
+  if (r.maxIterations !== undefined && r.maxIterations !== 0 && (!Number.isInteger(r.maxIterations) || r.maxIterations < 1 || r.maxIterations > 50)) {
+    throw badRequest('max_iterations must be an integer from 1 to 50');
+  }
+  const score = requested ? undefined : complexityScore(query);
+  const tier = ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier;
+  if (checkModel && (modelOverride || providerOverride)) checkModel({ tier, model: modelOverride, provider: providerOverride });
   return {
     query,
     context,
     sessionId: r.sessionId || undefined,
     requestedMode: requested,
-    mode: requested ?? detectMode(query),
-    tier: ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier,
+    mode: requested ?? modeForScore(score!),
+    ...(score !== undefined ? { complexityScore: score } : {}),
+    ...(r.maxIterations ? { maxIterations: r.maxIterations } : {}),
+    tier,
     modelOverride,
+    providerOverride,
     maxConcurrentAgents: r.maxConcurrentAgents || undefined,
     traceId: r.traceId || undefined,
   };
@@ -133,7 +162,10 @@ export async function submitTask(
     mode: s.requestedMode,
     model_tier: s.tier,
     model_override: s.modelOverride,
+    provider_override: s.providerOverride,
     max_concurrent_agents: s.maxConcurrentAgents,
+    max_iterations: s.maxIterations,
+    complexity_score: s.complexityScore,
     // The client named no session: one was generated (the workflow then skips history).
     ...(s.sessionId ? {} : { new_session: true }),
   };

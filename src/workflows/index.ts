@@ -1,34 +1,52 @@
 /**
  * Workflow definitions. A workflow is deterministic code between journaled steps: all
- * contact with the outside world (LLM calls, the database) happens inside ctx.step(), so
- * replay after a crash skips what was done and repeats nothing.
+ * contact with the outside world (model calls, tools, the database) happens inside
+ * ctx.step(), and every event is emitted inside a step, so replay after a crash skips what
+ * was done and repeats nothing.
  *
- * simple: one agent, one LLM call.
- * standard: plan -> one agent step per subtask, in order -> synthesis.
- * complex / supervisor: plan -> subtasks in parallel -> synthesis.
+ * simple: one model call, no tools.
+ * standard: one agent with a tool loop (the role's tools, up to max_iterations rounds).
+ * complex: a planner decomposes the request into a DAG of subtasks (id, description,
+ *   dependencies, required tools, model tier); each runs as a tool-loop agent once its
+ *   dependencies finished (DEPENDENCY_SATISFIED), at most max_concurrent_agents at a time;
+ *   a synthesizer combines the results (skipped for a single result when
+ *   WORKFLOW_SYNTH_BYPASS_SINGLE).
+ * supervisor: complex, run by a supervisor that recruits a team (TEAM_RECRUITED), assigns
+ *   roles (ROLE_ASSIGNED) and delegates (DELEGATION), reports progress (TEAM_STATUS) and
+ *   retires the team (TEAM_RETIRED).
  */
-import type { TaskOutcome, TaskStart, TaskStore } from '../tasks/index.js';
-import type { ChatMessage, LlmProvider, LlmResult } from '../llm/index.js';
+import { Budget, modelTurn, runAgentLoop, type AgentDeps, type AgentOutput, type AgentSpec, type BudgetLimits, type ModelCall } from '../agents/index.js';
+import { UUID_RE, isTier, rolePreset, roleTools, type Tier } from '../kernel/index.js';
+import type { ChatMessage, LlmProvider, LlmUsage, UsageStore } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import { applyWindow, loadTurns, summaryPrompt, type SessionDirectory, turnsToMessages, windowSettings, withSummary } from '../sessions/index.js';
+import type { TaskOutcome, TaskStart, TaskStore } from '../tasks/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 
 export interface WorkflowDeps {
   tasks: TaskStore;
   sessions: SessionDirectory;
   llm: LlmProvider;
+  tools?: ToolRegistry;
+  /** Where model calls are recorded (usage and model_breakdown are read back from it). */
+  usage?: UsageStore;
   partialChunkChars: number;
   maxTokens: number;
   temperature: number;
   synthBypassSingle: boolean;
   history: { windowMessages: number; debugWindowMessages: number; triggerRatio: number };
+  /** TOOL_PARALLELISM */
+  toolParallelism?: number;
+  /** ENABLE_TOOL_SELECTION: a subtask's agent gets only the tools the planner named for it. */
+  enableToolSelection?: boolean;
+  budgets?: BudgetLimits;
+  /** Tool rounds when the task names no max_iterations. */
+  defaultMaxIterations?: number;
 }
 
-interface AgentOutput {
-  text: string;
-  model: string;
-  provider: string;
-  usage: LlmResult['usage'];
-}
+export const DEFAULT_MAX_ITERATIONS = 10;
+/** Most subtasks a plan may have. */
+export const MAX_SUBTASKS = 8;
 
 const DEFAULT_SYSTEM = "You are a helpful, precise assistant. Answer the user's request directly.";
 
@@ -41,67 +59,38 @@ export function systemPrompt(t: Pick<TaskStart, 'context'>): string {
   return prompt;
 }
 
-/** One agent turn: AGENT_STARTED, LLM_PARTIAL deltas in chunks, LLM_OUTPUT, AGENT_COMPLETED. */
-async function runAgent(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart, agentId: string, messages: ChatMessage[]): Promise<AgentOutput> {
-  ctx.emit('AGENT_STARTED', agentId, `Agent ${agentId} started`);
-  let buf = '';
-  const chunk = deps.partialChunkChars;
-  const r = await deps.llm.complete(
-    { messages, tier: t.model_tier, model: t.model_override, maxTokens: deps.maxTokens, temperature: deps.temperature, signal: ctx.signal },
-    (delta) => {
-      buf += delta;
-      while (buf.length >= chunk) {
-        // Never split a surrogate pair (an emoji) across two deltas.
-        let n = chunk;
-        const c = buf.charCodeAt(n - 1);
-        if (c >= 0xd800 && c <= 0xdbff) n = n > 1 ? n - 1 : n + 1;
-        if (n > buf.length) break;
-        const piece = buf.slice(0, n);
-        ctx.emit('LLM_PARTIAL', agentId, piece, { delta: piece });
-        buf = buf.slice(n);
-      }
-    },
-  );
-  if (buf) ctx.emit('LLM_PARTIAL', agentId, buf, { delta: buf });
-  ctx.emit('LLM_OUTPUT', agentId, r.text, {
-    model: r.model,
-    provider: r.provider,
-    usage: { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens, total_tokens: r.usage.totalTokens, cost_usd: r.usage.costUsd },
-  });
-  ctx.emit('AGENT_COMPLETED', agentId, `Agent ${agentId} completed`, { total_tokens: r.usage.totalTokens });
-  return { text: r.text, model: r.model, provider: r.provider, usage: r.usage };
-}
-
-function sumUsage(outs: AgentOutput[]) {
-  return outs.reduce(
-    (a, o) => ({
-      inputTokens: a.inputTokens + o.usage.inputTokens,
-      outputTokens: a.outputTokens + o.usage.outputTokens,
-      totalTokens: a.totalTokens + o.usage.totalTokens,
-      costUsd: a.costUsd + o.usage.costUsd,
+const sumUsage = (us: LlmUsage[]): LlmUsage =>
+  us.reduce(
+    (a, u) => ({
+      inputTokens: a.inputTokens + u.inputTokens,
+      outputTokens: a.outputTokens + u.outputTokens,
+      totalTokens: a.totalTokens + u.totalTokens,
+      costUsd: a.costUsd + u.costUsd,
     }),
     { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
   );
-}
 
-/** Runs the workflow body and returns its successful outcome; failures throw. */
 /**
- * The session's earlier turns this task sees (window, primers, recents, compression); a
- * journaled step, so a replay reads the same history and never pays for a second summary.
+ * The session's earlier turns this task sees (window, primers, recents, compression), and
+ * the session's UUID (its workspace); a journaled step, so a replay reads the same history
+ * and never pays for a second summary.
  */
-async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart) {
+async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart, agent: AgentDeps) {
   return ctx.step('history', async () => {
+    const owner = t.user_id ?? null;
+    const sessionUuid = UUID_RE.test(t.session_id) ? t.session_id : (await deps.sessions.namesOf(t.session_id, owner)).find((n) => UUID_RE.test(n));
     const w = windowSettings(t.context, deps.history);
     // A session the service generated for this task has no earlier turns: no query.
     const turns = t.new_session ? [] : await loadTurns(deps, t, w.window);
     const win = applyWindow(turnsToMessages(turns), w);
     const info = { total: win.total, kept: win.messages.length, dropped: win.dropped, window: w.window, preset: w.preset };
-    if (!win.toCompress) return { messages: win.messages, info, summaryUsage: undefined as AgentOutput | undefined };
+    if (!win.toCompress) return { messages: win.messages, info, sessionUuid, summaryCall: undefined as ModelCall | undefined };
     const target = Math.max(1, Math.floor(w.targetRatio * w.window) - win.messages.length);
     ctx.emit('PROGRESS', 'orchestrator', `Compressing ${win.toCompress.length} earlier messages of the session`, {
       stage: 'history_compression',
       messages: win.toCompress.length,
     });
+    agent.budget?.beforeCall(ctx, 'history');
     const r = await deps.llm.complete({
       messages: summaryPrompt(win.toCompress, target),
       tier: 'small',
@@ -109,6 +98,9 @@ async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
       temperature: 0.2,
       signal: ctx.signal,
     });
+    const call: ModelCall = { agentId: 'history', step: 'history', model: r.model, provider: r.provider, usage: r.usage };
+    agent.budget?.afterCall(ctx, 'history', r.usage);
+    await agent.onModelCall?.(call);
     const messages = withSummary(win, w, r.text);
     const record = {
       summary: r.text,
@@ -117,69 +109,232 @@ async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
       at: new Date().toISOString(),
       model: r.model,
     };
-    await deps.sessions.recordHistorySummary(t.session_id, t.user_id ?? null, record);
-    return {
-      messages,
-      info: { ...info, kept: messages.length, compressed: win.toCompress.length, summary: r.text },
-      summaryUsage: { text: r.text, model: r.model, provider: r.provider, usage: r.usage } as AgentOutput | undefined,
-    };
+    await deps.sessions.recordHistorySummary(t.session_id, owner, record);
+    return { messages, info: { ...info, kept: messages.length, compressed: win.toCompress.length, summary: r.text }, sessionUuid, summaryCall: call };
   });
 }
 
+export interface Subtask {
+  id: string;
+  description: string;
+  dependencies: string[];
+  requiredTools: string[];
+  modelTier?: Tier;
+}
+
+/**
+ * The plan of a planner's answer: a JSON array (or {subtasks: [...]}) of subtasks. Ids are
+ * made unique; a dependency must name an earlier subtask (so the graph has no cycle);
+ * unknown tools and tiers are dropped. Falls back to one subtask: the request itself.
+ */
+export function parseSubtasks(text: string, query: string): Subtask[] {
+  let parsed: unknown;
+  try {
+    const m = /\[[\s\S]*\]/.exec(text);
+    parsed = m ? JSON.parse(m[0]) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const list: Subtask[] = [];
+  const seen = new Set<string>();
+  if (Array.isArray(parsed)) {
+    for (const [i, x] of parsed.entries()) {
+      const o = (typeof x === 'string' ? { description: x } : (x ?? {})) as Record<string, unknown>;
+      const description = typeof o.description === 'string' ? o.description.trim() : '';
+      if (!description) continue;
+      let id = typeof o.id === 'string' && o.id.trim() ? o.id.trim() : `subtask-${i + 1}`;
+      if (seen.has(id)) id = `${id}-${i + 1}`;
+      const deps = Array.isArray(o.dependencies) ? o.dependencies.filter((d): d is string => typeof d === 'string' && seen.has(d)) : [];
+      const tools = Array.isArray(o.required_tools) ? o.required_tools.filter((d): d is string => typeof d === 'string') : [];
+      const tier = typeof o.model_tier === 'string' && isTier(o.model_tier) ? o.model_tier : undefined;
+      seen.add(id);
+      list.push({ id, description, dependencies: [...new Set(deps)], requiredTools: tools, ...(tier ? { modelTier: tier } : {}) });
+      if (list.length >= MAX_SUBTASKS) break;
+    }
+  }
+  return list.length ? list : [{ id: 'subtask-1', description: query, dependencies: [], requiredTools: [] }];
+}
+
+const PLANNER_PROMPT = (tools: string[]) =>
+  `Decompose the user request into 1 to ${MAX_SUBTASKS} subtasks that agents can carry out. Respond with a JSON array of subtasks: ` +
+  '[{"id": "short-id", "description": "what to do", "dependencies": ["ids of subtasks whose results it needs"], ' +
+  `"required_tools": [tool names], "model_tier": "small|medium|large"}]. Available tools: ${tools.join(', ') || 'none'}.`;
+
+/** Runs the workflow body and returns its successful outcome; failures throw. */
 export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart): Promise<TaskOutcome> {
+  const budget = deps.budgets ? new Budget(deps.budgets) : undefined;
+  const agent: AgentDeps = {
+    llm: deps.llm,
+    tools: deps.tools,
+    parallelism: deps.toolParallelism ?? 1,
+    maxTokens: deps.maxTokens,
+    temperature: deps.temperature,
+    partialChunkChars: deps.partialChunkChars,
+    budget,
+    onModelCall: deps.usage
+      ? (c) =>
+          deps.usage!.recordModelCall({
+            taskId: t.task_id,
+            step: c.step,
+            agentId: c.agentId,
+            model: c.model,
+            provider: c.provider,
+            tier: t.model_tier,
+            inputTokens: c.usage.inputTokens,
+            outputTokens: c.usage.outputTokens,
+            totalTokens: c.usage.totalTokens,
+            costUsd: c.usage.costUsd,
+            cacheHit: !!c.cacheHit,
+          })
+      : undefined,
+  };
   const sys: ChatMessage = { role: 'system', content: systemPrompt(t) };
-  const hist = await sessionHistory(ctx, deps, t);
+  const hist = await sessionHistory(ctx, deps, t, agent);
+  if (hist.summaryCall) budget?.afterCall(undefined, 'history', hist.summaryCall.usage);
   const past = hist.messages;
-  let outputs: AgentOutput[];
-  let final: AgentOutput;
+  const role = rolePreset(t.context.role);
+  const registered = deps.tools ? deps.tools.names().map((n) => ({ name: n, dangerous: deps.tools!.get(n)!.dangerous })) : [];
+  const roleToolNames = roleTools(role, registered);
+  const base = {
+    tier: t.model_tier,
+    model: t.model_override,
+    provider: t.provider_override,
+    maxIterations: t.max_iterations ?? deps.defaultMaxIterations ?? DEFAULT_MAX_ITERATIONS,
+    sessionId: hist.sessionUuid,
+    userId: t.user_id,
+    taskId: t.task_id,
+    allowDangerous: role.allowDangerous,
+  } satisfies Partial<AgentSpec>;
+  const user: ChatMessage = { role: 'user', content: t.query };
+  const outputs: AgentOutput[] = [];
+  let final: { text: string; model: string; provider: string };
   let agentsUsed = 1;
 
   if (t.mode === 'simple') {
-    final = await ctx.step('agent', () => runAgent(ctx, deps, t, 'simple-agent', [sys, ...past, { role: 'user', content: t.query }]));
-    outputs = [final];
-  } else {
-    const plan = await ctx.step('plan', async () => {
-      const r = await runAgent(ctx, deps, t, 'planner', [
-        {
-          role: 'system',
-          content: 'Decompose the user request into 2 to 4 independent subtasks. Respond with a JSON array of subtasks: [{"id","description"}].',
-        },
-        ...past,
-        { role: 'user', content: t.query },
-      ]);
-      const subtasks = parseSubtasks(r.text, t.query, t.max_concurrent_agents);
-      ctx.emit('PROGRESS', 'planner', `Planned ${subtasks.length} subtasks`, { subtasks });
-      return { subtasks, out: r };
+    const turn = await modelTurn(ctx, agent, { ...base, agentId: 'simple-agent' }, 'agent', [sys, ...past, user], undefined, {
+      emitOutput: true,
+      announce: true,
     });
-    const runSub = (s: { id: string; description: string }, i: number) =>
-      ctx.step(`subtask-${i + 1}`, () =>
-        runAgent(ctx, deps, t, `agent-${i + 1}`, [sys, { role: 'user', content: `Overall request: ${t.query}\n\nYour subtask: ${s.description}` }]),
-      );
-    const subOuts =
-      t.mode === 'standard'
-        ? await plan.subtasks.reduce<Promise<AgentOutput[]>>(async (acc, s, i) => [...(await acc), await runSub(s, i)], Promise.resolve([]))
-        : await Promise.all(plan.subtasks.map(runSub));
+    final = turn;
+    outputs.push(asOutput('simple-agent', 'agent', turn));
+  } else if (t.mode === 'standard') {
+    const out = await runAgentLoop(ctx, agent, {
+      ...base,
+      agentId: 'standard-agent',
+      stepPrefix: 'agent',
+      messages: [sys, ...past, user],
+      tools: roleToolNames,
+    });
+    final = out;
+    outputs.push(out);
+  } else {
+    const supervisor = t.mode === 'supervisor';
+    const lead = supervisor ? 'supervisor' : 'planner';
+    const planRecorded = ctx.isRecorded('plan');
+    const plan = await ctx.step('plan', async () => {
+      const turn = await modelTurnInStep(ctx, agent, { ...base, agentId: lead }, 'plan', [
+        { role: 'system', content: PLANNER_PROMPT(roleToolNames) },
+        ...past,
+        user,
+      ]);
+      const subtasks = parseSubtasks(turn.text, t.query);
+      ctx.emit('PROGRESS', lead, `Planned ${subtasks.length} subtasks`, {
+        subtasks: subtasks.map((s) => ({ id: s.id, description: s.description, dependencies: s.dependencies, required_tools: s.requiredTools })),
+      });
+      if (supervisor) {
+        ctx.emit('TEAM_RECRUITED', lead, `Recruited a team of ${subtasks.length}`, {
+          team: subtasks.map((s, i) => ({ agent_id: `agent-${i + 1}`, role: role.name, subtask: s.id })),
+        });
+      }
+      return { subtasks, out: asOutput(lead, 'plan', turn) };
+    });
+    if (planRecorded) budget?.afterCall(undefined, lead, plan.out.usage);
+    outputs.push(plan.out);
+    const subtasks = plan.subtasks;
+    const limit = Math.max(1, t.max_concurrent_agents ?? MAX_SUBTASKS);
+    const slots = new Semaphore(limit);
+    const results = new Map<string, Promise<AgentOutput>>();
+    let finished = 0;
+    const runSub = (s: Subtask, i: number): Promise<AgentOutput> => {
+      const agentId = `agent-${i + 1}`;
+      return (async () => {
+        const needed = await Promise.all(s.dependencies.map((d) => results.get(d)!));
+        await slots.acquire();
+        try {
+          const tools = deps.enableToolSelection && s.requiredTools.length ? roleToolNames.filter((n) => s.requiredTools.includes(n)) : roleToolNames;
+          const context = needed.length
+            ? `\n\nResults of the subtasks it depends on:\n${needed.map((o, j) => `[${s.dependencies[j]}] ${o.text}`).join('\n\n')}`
+            : '';
+          const out = await runAgentLoop(ctx, agent, {
+            ...base,
+            ...(s.modelTier && !t.model_override ? { tier: s.modelTier } : {}),
+            agentId,
+            stepPrefix: `subtask-${i + 1}`,
+            messages: [sys, { role: 'user', content: `Overall request: ${t.query}\n\nYour subtask: ${s.description}${context}` }],
+            tools,
+            onStart: () => {
+              if (s.dependencies.length) {
+                ctx.emit('DEPENDENCY_SATISFIED', agentId, `Dependencies of ${s.id} satisfied: ${s.dependencies.join(', ')}`, {
+                  subtask: s.id,
+                  dependencies: s.dependencies,
+                });
+              }
+              if (supervisor) {
+                ctx.emit('ROLE_ASSIGNED', lead, `${agentId} is the ${role.name} for ${s.id}`, { agent_id: agentId, role: role.name, subtask: s.id });
+                ctx.emit('DELEGATION', lead, `Delegated ${s.id} to ${agentId}`, { agent_id: agentId, subtask: s.id, description: s.description });
+              }
+            },
+            onComplete: supervisor
+              ? () => {
+                  finished++;
+                  ctx.emit('TEAM_STATUS', lead, `${finished} of ${subtasks.length} subtasks done`, { completed: finished, total: subtasks.length, last: s.id });
+                }
+              : undefined,
+          });
+          return out;
+        } finally {
+          slots.release();
+        }
+      })();
+    };
+    subtasks.forEach((s, i) => results.set(s.id, runSub(s, i)));
+    const subOuts = await Promise.all(subtasks.map((s) => results.get(s.id)!));
+    outputs.push(...subOuts);
     agentsUsed = subOuts.length;
-    outputs = [plan.out, ...subOuts];
     if (subOuts.length === 1 && deps.synthBypassSingle) {
-      final = subOuts[0];
+      final = subOuts[0]!;
+      if (supervisor) await ctx.step('retire', async () => void ctx.emit('TEAM_RETIRED', lead, 'Team retired', { team_size: 1 }));
     } else {
-      final = await ctx.step('synthesize', () =>
-        runAgent(ctx, deps, t, 'synthesizer', [
+      const turn = await modelTurn(
+        ctx,
+        agent,
+        { ...base, agentId: 'synthesizer' },
+        'synthesize',
+        [
           sys,
           ...past,
           {
             role: 'user',
             content: `Combine these subtask results into one answer to: ${t.query}\n\n${subOuts.map((o, i) => `[${i + 1}] ${o.text}`).join('\n\n')}`,
           },
-        ]),
+        ],
+        undefined,
+        {
+          emitOutput: true,
+          announce: true,
+          after: supervisor ? () => void ctx.emit('TEAM_RETIRED', lead, 'Team retired', { team_size: subOuts.length }) : undefined,
+        },
       );
-      outputs.push(final);
+      final = turn;
+      outputs.push(asOutput('synthesizer', 'synthesize', turn));
     }
   }
 
-  if (hist.summaryUsage) outputs.push(hist.summaryUsage);
-  const usage = sumUsage(outputs);
+  const calls = [...(hist.summaryCall ? [hist.summaryCall] : []), ...outputs.flatMap((o) => o.calls)];
+  // Usage and the breakdown come from the call records when they are kept.
+  const recorded = deps.usage ? await deps.usage.taskUsage(t.task_id) : undefined;
+  const usage = recorded ?? sumUsage(calls.map((c) => c.usage));
+  const toolCalls = outputs.reduce((n, o) => n + o.toolCalls, 0);
   return {
     status: 'TASK_STATUS_COMPLETED',
     result: final.text,
@@ -192,41 +347,57 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     metadata: {
       agents_used: agentsUsed,
       history: hist.info,
-      model_breakdown: breakdown(outputs),
+      model_breakdown: recorded?.breakdown ?? breakdown(calls),
+      role: role.name,
+      tool_calls: toolCalls,
+      ...(t.complexity_score !== undefined ? { mode_selection: { auto: true, mode: t.mode, complexity_score: t.complexity_score } } : {}),
+      ...(calls.some((c) => c.cacheHit) ? { cache_hits: calls.filter((c) => c.cacheHit).length } : {}),
     },
   };
 }
 
-function breakdown(outs: AgentOutput[]) {
+/** A model call made inside a step that is already running (the planner's). */
+function modelTurnInStep(ctx: WorkflowContext, agent: AgentDeps, spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model'>, step: string, messages: ChatMessage[]) {
+  return modelTurn(ctx, agent, spec, step, messages, undefined, { emitOutput: true, announce: true, inStep: true });
+}
+
+function asOutput(agentId: string, step: string, t: { text: string; model: string; provider: string; usage: LlmUsage; cacheHit?: boolean }): AgentOutput {
+  return {
+    text: t.text,
+    model: t.model,
+    provider: t.provider,
+    usage: t.usage,
+    calls: [{ agentId, step, model: t.model, provider: t.provider, usage: t.usage, ...(t.cacheHit ? { cacheHit: true } : {}) }],
+    toolCalls: 0,
+  };
+}
+
+function breakdown(calls: ModelCall[]) {
   const m = new Map<string, { model: string; provider: string; executions: number; tokens: number; cost_usd: number }>();
-  for (const o of outs) {
-    const k = `${o.provider}/${o.model}`;
-    const e = m.get(k) ?? { model: o.model, provider: o.provider, executions: 0, tokens: 0, cost_usd: 0 };
+  for (const c of calls) {
+    const k = `${c.provider}/${c.model}`;
+    const e = m.get(k) ?? { model: c.model, provider: c.provider, executions: 0, tokens: 0, cost_usd: 0 };
     e.executions++;
-    e.tokens += o.usage.totalTokens;
-    e.cost_usd += o.usage.costUsd;
+    e.tokens += c.usage.totalTokens;
+    e.cost_usd += c.usage.costUsd;
     m.set(k, e);
   }
   return [...m.values()];
 }
 
-function parseSubtasks(text: string, query: string, max?: number): { id: string; description: string }[] {
-  let parsed: unknown;
-  try {
-    const m = /\[[\s\S]*\]/.exec(text);
-    parsed = m ? JSON.parse(m[0]) : undefined;
-  } catch {
-    parsed = undefined;
+class Semaphore {
+  private waiting: (() => void)[] = [];
+  constructor(private free: number) {}
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((r) => this.waiting.push(r));
   }
-  let list = Array.isArray(parsed)
-    ? parsed
-        .map((x, i) => ({
-          id: typeof (x as { id?: unknown })?.id === 'string' ? (x as { id: string }).id : `subtask-${i + 1}`,
-          description: typeof x === 'string' ? x : String((x as { description?: unknown })?.description ?? ''),
-        }))
-        .filter((s) => s.description)
-    : [];
-  if (!list.length) list = [{ id: 'subtask-1', description: query }];
-  const cap = max && max > 0 ? Math.min(max, 8) : 8;
-  return list.slice(0, cap);
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
 }

@@ -40,6 +40,7 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     // No scheduler unless a test asks for it: schedulers of other test files would otherwise
     // fire the schedules of the one under test (they share the database).
     ROLES: 'gateway,orchestrator,worker,archiver',
+    LLM_SERVICE_PORT: '0',
     ...env,
   });
   const log = createLogger({ level: cfg.logLevel });

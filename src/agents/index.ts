@@ -1,0 +1,445 @@
+/**
+ * The agent loop (DESIGN.md, "Agent loop"): model turns and tool calls, each a journaled
+ * step of the workflow, so a replay after a crash pays for no recorded model call and runs
+ * no recorded tool call again.
+ *
+ * One agent: AGENT_STARTED; per turn the model streams (LLM_PARTIAL deltas) and either
+ * answers (LLM_OUTPUT, AGENT_COMPLETED) or asks for tools: its text before the calls is
+ * AGENT_THINKING, each call is TOOL_INVOKED {tool, call_id, arguments} then
+ * TOOL_OBSERVATION {tool, call_id, success, output (truncated), execution_time_ms}, and the
+ * results go back to the model as `tool` messages. Calls of one turn run `parallelism` at a
+ * time. After `maxIterations` turns with tool calls the model is asked to answer without
+ * tools.
+ *
+ * A tool call cut off by a crash runs again only when its tool is `retryable`; otherwise a
+ * `<step>-started` journal entry written before it ran shows it was cut off, and the model
+ * is told the call was interrupted instead (it may have had effects).
+ *
+ * Budgets are checked before every model call (`Budget.beforeCall`).
+ */
+import { AppError, Code, type Tier } from '../kernel/index.js';
+import type { ChatMessage, LlmProvider, LlmResult, LlmTool, LlmToolCall, LlmUsage } from '../llm/index.js';
+import type { WorkflowContext } from '../runtime/index.js';
+import type { ToolExecution, ToolRegistry } from '../tools/index.js';
+
+/** What an agent produced: its answer, the model that gave it, and the usage of every call. */
+export interface AgentOutput {
+  text: string;
+  model: string;
+  provider: string;
+  usage: LlmUsage;
+  /** One entry per model call, for cost records and model_breakdown. */
+  calls: ModelCall[];
+  toolCalls: number;
+}
+
+export interface ModelCall {
+  agentId: string;
+  step: string;
+  model: string;
+  provider: string;
+  usage: LlmUsage;
+  cacheHit?: boolean;
+}
+
+export interface AgentDeps {
+  llm: LlmProvider;
+  tools?: ToolRegistry;
+  /** Tool calls of one turn run this many at a time (TOOL_PARALLELISM). */
+  parallelism: number;
+  maxTokens: number;
+  temperature: number;
+  /** LLM_PARTIAL coalescing: at most this many characters per event. */
+  partialChunkChars: number;
+  /** How long a delta may wait for more text before it is sent (the 50 ms liveness bound). */
+  partialFlushMs?: number;
+  budget?: Budget;
+  /** Called once per model call after it is journaled-to-be (cost records). */
+  onModelCall?: (c: ModelCall) => Promise<void>;
+}
+
+export interface AgentSpec {
+  agentId: string;
+  messages: ChatMessage[];
+  tier: Tier;
+  model?: string;
+  provider?: string;
+  /** Tools this agent may call (the role's allowlist); empty: a plain model call. */
+  tools: string[];
+  /** The role lists a dangerous tool (developer: bash). */
+  allowDangerous?: boolean;
+  maxIterations: number;
+  /** The session's UUID, for workspace file tools. */
+  sessionId?: string;
+  userId?: string;
+  taskId: string;
+  /** Prefix of this agent's journal steps (unique within the workflow). */
+  stepPrefix: string;
+  /** Inside the agent's first step, before AGENT_STARTED (e.g. DEPENDENCY_SATISFIED). */
+  onStart?: () => void;
+  /** Inside the agent's last step, after AGENT_COMPLETED. */
+  onComplete?: () => void;
+}
+
+/** Longest tool output a TOOL_OBSERVATION event carries (the model gets more). */
+export const OBSERVATION_EVENT_CHARS = 2000;
+/** Longest tool output handed back to the model. */
+export const OBSERVATION_MODEL_CHARS = 16_000;
+
+const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}… [${s.length - n} more characters]` : s);
+const addUsage = (a: LlmUsage, b: LlmUsage): LlmUsage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  totalTokens: a.totalTokens + b.totalTokens,
+  costUsd: a.costUsd + b.costUsd,
+});
+export const ZERO_USAGE: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 };
+
+/** A recorded model turn (the journal keeps exactly this). */
+interface Turn {
+  text: string;
+  toolCalls?: LlmToolCall[];
+  model: string;
+  provider: string;
+  usage: LlmUsage;
+  cacheHit?: boolean;
+}
+
+/**
+ * Streams deltas as LLM_PARTIAL events: up to `chunk` characters each, and never holding text
+ * back longer than `flushMs` (a slow model's words reach clients as they come).
+ */
+export class DeltaCoalescer {
+  private buf = '';
+  private timer?: NodeJS.Timeout;
+  constructor(
+    private readonly send: (piece: string) => void,
+    private readonly chunk: number,
+    private readonly flushMs: number,
+  ) {}
+  push(delta: string): void {
+    this.buf += delta;
+    while (this.buf.length >= this.chunk) {
+      // Never split a surrogate pair (an emoji) across two events.
+      let n = this.chunk;
+      const c = this.buf.charCodeAt(n - 1);
+      if (c >= 0xd800 && c <= 0xdbff) n = n > 1 ? n - 1 : n + 1;
+      if (n > this.buf.length) break;
+      this.send(this.buf.slice(0, n));
+      this.buf = this.buf.slice(n);
+    }
+    if (this.buf && !this.timer) this.timer = setTimeout(() => this.flush(), this.flushMs);
+  }
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.buf) return;
+    const piece = this.buf;
+    this.buf = '';
+    this.send(piece);
+  }
+}
+
+export interface TurnOptions {
+  /** Emit LLM_OUTPUT when the model answered (no tool calls). Default true. */
+  emitOutput?: boolean;
+  /** A one-call agent: AGENT_STARTED before the call, AGENT_COMPLETED after it. */
+  announce?: boolean;
+  /** Inside the step, before the call (events that belong to this step). */
+  before?: () => void;
+  /** Inside the step, after the call. */
+  after?: (t: Turn) => void;
+  /** The caller is already inside a step: run without a step of its own. */
+  inStep?: boolean;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** One model call as a journaled step: streams, records usage, returns the turn. */
+export async function modelTurn(
+  ctx: WorkflowContext,
+  deps: AgentDeps,
+  spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model' | 'provider'>,
+  step: string,
+  messages: ChatMessage[],
+  tools: LlmTool[] | undefined,
+  o: TurnOptions = {},
+): Promise<Turn> {
+  // A recorded call is counted against the budgets again (this run's totals), silently.
+  const replayed = !o.inStep && ctx.isRecorded(step);
+  const run = async (): Promise<Turn> => {
+    o.before?.();
+    if (o.announce) ctx.emit('AGENT_STARTED', spec.agentId, `Agent ${spec.agentId} started`);
+    deps.budget?.beforeCall(ctx, spec.agentId);
+    const co = new DeltaCoalescer((piece) => ctx.emit('LLM_PARTIAL', spec.agentId, piece, { delta: piece }), deps.partialChunkChars, deps.partialFlushMs ?? 50);
+    let r: LlmResult;
+    try {
+      r = await deps.llm.complete(
+        {
+          messages,
+          tier: spec.tier,
+          model: spec.model,
+          ...(spec.provider ? { provider: spec.provider } : {}),
+          maxTokens: o.maxTokens ?? deps.maxTokens,
+          temperature: o.temperature ?? deps.temperature,
+          ...(tools?.length ? { tools, toolChoice: 'auto' as const } : {}),
+          signal: ctx.signal,
+        },
+        (d) => co.push(d),
+      );
+    } finally {
+      co.flush();
+    }
+    const cacheHit = (r as LlmResult & { cacheHit?: boolean }).cacheHit;
+    const call: ModelCall = { agentId: spec.agentId, step, model: r.model, provider: r.provider, usage: r.usage, ...(cacheHit ? { cacheHit } : {}) };
+    deps.budget?.afterCall(ctx, spec.agentId, r.usage);
+    await deps.onModelCall?.(call);
+    if ((o.emitOutput ?? true) && !r.toolCalls?.length) {
+      ctx.emit('LLM_OUTPUT', spec.agentId, r.text, {
+        model: r.model,
+        provider: r.provider,
+        usage: { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens, total_tokens: r.usage.totalTokens, cost_usd: r.usage.costUsd },
+        ...(cacheHit ? { cache_hit: true } : {}),
+      });
+    }
+    const turn: Turn = {
+      text: r.text,
+      model: r.model,
+      provider: r.provider,
+      usage: r.usage,
+      ...(r.toolCalls?.length ? { toolCalls: r.toolCalls } : {}),
+      ...(cacheHit ? { cacheHit } : {}),
+    };
+    if (o.announce) ctx.emit('AGENT_COMPLETED', spec.agentId, `Agent ${spec.agentId} completed`, { total_tokens: r.usage.totalTokens });
+    o.after?.(turn);
+    return turn;
+  };
+  const turn = o.inStep ? await run() : await ctx.step(step, run);
+  if (replayed) deps.budget?.afterCall(undefined, spec.agentId, turn.usage);
+  return turn;
+}
+
+interface ToolStepResult {
+  callId: string;
+  content: string;
+  success: boolean;
+}
+
+/** Runs `fn` over `items`, at most `n` at a time, keeping the order of results. */
+async function pool<T, R>(items: T[], n: number, fn: (x: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, lane));
+  return out;
+}
+
+async function toolStep(ctx: WorkflowContext, deps: AgentDeps, spec: AgentSpec, call: LlmToolCall, step: string): Promise<ToolStepResult> {
+  const tool = deps.tools?.get(call.name);
+  const allowed = !!tool && spec.tools.includes(call.name);
+  // A tool that is not safe to run twice: was it started before a crash and never recorded?
+  if (allowed && !tool.retryable && !ctx.isRecorded(step) && ctx.isRecorded(`${step}-started`)) {
+    return ctx.step(step, async () => {
+      const msg = `tool call interrupted: the worker running it stopped before it finished; ${call.name} is not safe to run twice, so it was not run again and may or may not have taken effect`;
+      ctx.emit('TOOL_OBSERVATION', spec.agentId, msg, {
+        tool: call.name,
+        call_id: call.id,
+        success: false,
+        output: msg,
+        execution_time_ms: 0,
+        interrupted: true,
+      });
+      return { callId: call.id, content: msg, success: false };
+    });
+  }
+  if (allowed && !tool.retryable) await ctx.step(`${step}-started`, async () => true);
+  return ctx.step(step, async () => {
+    let args: unknown;
+    try {
+      args = call.arguments.trim() ? JSON.parse(call.arguments) : {};
+    } catch {
+      args = undefined;
+    }
+    ctx.emit('TOOL_INVOKED', spec.agentId, `Calling ${call.name}`, { tool: call.name, call_id: call.id, arguments: args ?? call.arguments });
+    let exec: Pick<ToolExecution, 'success' | 'text' | 'error' | 'output' | 'executionTimeMs'>;
+    if (!allowed) {
+      exec = {
+        success: false,
+        text: '',
+        error: `tool ${call.name} is not available to this agent; available: ${spec.tools.join(', ') || 'none'}`,
+        output: {},
+        executionTimeMs: 0,
+      };
+    } else if (args === undefined) {
+      exec = { success: false, text: '', error: 'the arguments are not valid JSON', output: {}, executionTimeMs: 0 };
+    } else {
+      try {
+        exec = await deps.tools!.execute(call.name, args, {
+          signal: ctx.signal,
+          sessionId: spec.sessionId,
+          userId: spec.userId,
+          taskId: spec.taskId,
+          allowDangerous: spec.allowDangerous,
+        });
+      } catch (err) {
+        // Refusals (bad arguments, rate limit) are told to the model, which may correct itself.
+        if (err instanceof AppError && err.code !== Code.Internal) {
+          exec = { success: false, text: '', error: err.message, output: {}, executionTimeMs: 0 };
+        } else throw err;
+      }
+    }
+    ctx.checkpoint(); // cancelled or handed back while the tool ran: do not record a cut-off result
+    const content = exec.success ? exec.text || JSON.stringify(exec.output) : `error: ${exec.error}`;
+    ctx.emit('TOOL_OBSERVATION', spec.agentId, exec.success ? `${call.name} succeeded` : `${call.name} failed: ${exec.error}`, {
+      tool: call.name,
+      call_id: call.id,
+      success: exec.success,
+      output: truncate(content, OBSERVATION_EVENT_CHARS),
+      execution_time_ms: exec.executionTimeMs,
+    });
+    return { callId: call.id, content: truncate(content, OBSERVATION_MODEL_CHARS), success: exec.success };
+  });
+}
+
+/** The tools of `names` as the model sees them (known ones only). */
+export function llmToolsOf(registry: ToolRegistry | undefined, names: string[]): LlmTool[] {
+  if (!registry) return [];
+  return names.flatMap((n) => {
+    const t = registry.get(n);
+    return t ? [{ name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown> }] : [];
+  });
+}
+
+/** Runs one agent to its answer. */
+export async function runAgentLoop(ctx: WorkflowContext, deps: AgentDeps, spec: AgentSpec): Promise<AgentOutput> {
+  const tools = llmToolsOf(deps.tools, spec.tools);
+  const messages = [...spec.messages];
+  const calls: ModelCall[] = [];
+  let usage = ZERO_USAGE;
+  let toolCalls = 0;
+  let last: Turn | undefined;
+  for (let i = 1; i <= spec.maxIterations + 1; i++) {
+    const forced = i > spec.maxIterations;
+    const step = `${spec.stepPrefix}-turn-${i}`;
+    if (forced) {
+      messages.push({ role: 'user', content: `You have used all ${spec.maxIterations} tool rounds. Answer now with what you have, without calling tools.` });
+    }
+    const before = usage;
+    const turn = await modelTurn(ctx, deps, spec, step, messages, forced ? undefined : tools, {
+      before:
+        i === 1
+          ? () => {
+              spec.onStart?.();
+              ctx.emit('AGENT_STARTED', spec.agentId, `Agent ${spec.agentId} started`);
+            }
+          : undefined,
+      after: (t) => {
+        if (t.toolCalls?.length && !forced) {
+          if (t.text.trim()) ctx.emit('AGENT_THINKING', spec.agentId, t.text, { iteration: i });
+          return;
+        }
+        ctx.emit('AGENT_COMPLETED', spec.agentId, `Agent ${spec.agentId} completed`, {
+          total_tokens: before.totalTokens + t.usage.totalTokens,
+          tool_calls: toolCalls,
+          iterations: i,
+        });
+        spec.onComplete?.();
+      },
+    });
+    calls.push({ agentId: spec.agentId, step, model: turn.model, provider: turn.provider, usage: turn.usage, ...(turn.cacheHit ? { cacheHit: true } : {}) });
+    usage = addUsage(usage, turn.usage);
+    last = turn;
+    if (!turn.toolCalls?.length || forced) break;
+    messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
+    const results = await pool(turn.toolCalls, deps.parallelism, (c, j) => toolStep(ctx, deps, spec, c, `${step}-tool-${j + 1}`));
+    toolCalls += results.length;
+    for (const r of results) messages.push({ role: 'tool', toolCallId: r.callId, content: r.content });
+  }
+  return { text: last!.text, model: last!.model, provider: last!.provider, usage, calls, toolCalls };
+}
+
+/** A budget refused a model call: the task ends FAILED with this message. */
+export class BudgetExceeded extends AppError {
+  override name = 'BudgetExceeded';
+  constructor(message: string) {
+    super(Code.ResourceExhausted, message, { retryable: false });
+  }
+}
+
+export interface BudgetLimits {
+  /** MAX_TOKENS_PER_REQUEST: tokens of the whole task. */
+  maxTokensPerRequest?: number;
+  /** MAX_COST_PER_REQUEST: USD of the whole task. */
+  maxCostPerRequest?: number;
+  /** TOKEN_BUDGET_PER_AGENT */
+  tokensPerAgent?: number;
+  /** TOKEN_BUDGET_PER_TASK */
+  tokensPerTask?: number;
+}
+
+/**
+ * The budgets of one task, checked before every model call. Totals come from the calls this
+ * run has seen, journaled ones included (they are replayed through `afterCall` by the
+ * workflow before new calls), so a replay counts what was spent before the crash.
+ * BUDGET_THRESHOLD is emitted once per budget at 80% and once at the limit.
+ */
+export class Budget {
+  private taskTokens = 0;
+  private taskCost = 0;
+  private readonly agentTokens = new Map<string, number>();
+  private readonly warned = new Set<string>();
+  constructor(private readonly limits: BudgetLimits) {}
+
+  /** Counts a call's usage (new or replayed from the journal). */
+  afterCall(ctx: WorkflowContext | undefined, agentId: string, u: LlmUsage): void {
+    this.taskTokens += u.totalTokens;
+    this.taskCost += u.costUsd;
+    this.agentTokens.set(agentId, (this.agentTokens.get(agentId) ?? 0) + u.totalTokens);
+    this.warn(ctx, agentId);
+  }
+
+  private checks(agentId: string): { name: string; used: number; limit: number; unit: string }[] {
+    const l = this.limits;
+    const out: { name: string; used: number; limit: number; unit: string }[] = [];
+    if (l.maxTokensPerRequest) out.push({ name: 'MAX_TOKENS_PER_REQUEST', used: this.taskTokens, limit: l.maxTokensPerRequest, unit: 'tokens' });
+    if (l.tokensPerTask) out.push({ name: 'TOKEN_BUDGET_PER_TASK', used: this.taskTokens, limit: l.tokensPerTask, unit: 'tokens' });
+    if (l.tokensPerAgent) out.push({ name: 'TOKEN_BUDGET_PER_AGENT', used: this.agentTokens.get(agentId) ?? 0, limit: l.tokensPerAgent, unit: 'tokens' });
+    if (l.maxCostPerRequest) out.push({ name: 'MAX_COST_PER_REQUEST', used: this.taskCost, limit: l.maxCostPerRequest, unit: 'USD' });
+    return out;
+  }
+
+  /** Emits each threshold crossed once; without a context (a replayed call) only notes it. */
+  private warn(ctx: WorkflowContext | undefined, agentId: string): void {
+    for (const c of this.checks(agentId)) {
+      const key = `${c.name}:${c.name === 'TOKEN_BUDGET_PER_AGENT' ? agentId : ''}`;
+      const level = c.used >= c.limit ? 'limit' : c.used >= 0.8 * c.limit ? '80' : undefined;
+      if (!level || this.warned.has(`${key}:${level}`)) continue;
+      this.warned.add(`${key}:${level}`);
+      if (level === 'limit') this.warned.add(`${key}:80`);
+      ctx?.emit('BUDGET_THRESHOLD', agentId, `${c.name}: ${round(c.used)} of ${c.limit} ${c.unit} used (${Math.round((100 * c.used) / c.limit)}%)`, {
+        budget: c.name,
+        used: round(c.used),
+        limit: c.limit,
+        unit: c.unit,
+        threshold: level === 'limit' ? 1 : 0.8,
+      });
+    }
+  }
+
+  /** Refuses the next model call when a budget is used up. */
+  beforeCall(ctx: WorkflowContext, agentId: string): void {
+    for (const c of this.checks(agentId)) {
+      if (c.used >= c.limit) {
+        this.warn(ctx, agentId);
+        throw new BudgetExceeded(`budget exceeded: ${c.name} (${round(c.used)} of ${c.limit} ${c.unit} used)`);
+      }
+    }
+  }
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;

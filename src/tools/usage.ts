@@ -1,0 +1,44 @@
+/**
+ * Usage records of tool executions (table tool_calls), written asynchronously: the registry
+ * hands each record over and goes on; rows are batched into one INSERT per tick. A failed
+ * write is logged, never surfaced to the caller of the tool.
+ */
+import { Batcher, type Sql } from '../store/index.js';
+import type { Logger } from '../kernel/index.js';
+import type { ToolUsage } from './index.js';
+
+export class ToolUsageStore {
+  private readonly batch: Batcher<ToolUsage>;
+  constructor(
+    private readonly sql: Sql,
+    private readonly log?: Logger,
+  ) {
+    this.batch = new Batcher((items) => this.insert(items));
+  }
+
+  /** Queues one record; returns at once. */
+  record(u: ToolUsage): void {
+    this.batch.push(u).catch((err: unknown) => this.log?.warn({ err, tool: u.tool }, 'tool usage record not written'));
+  }
+
+  private async insert(items: ToolUsage[]): Promise<void> {
+    const rows = items.map((u) => ({
+      tool: u.tool,
+      task_id: u.taskId ?? null,
+      session_id: u.sessionId ?? null,
+      user_id: u.userId ?? null,
+      success: u.success,
+      execution_time_ms: u.executionTimeMs,
+      cost_usd: u.costUsd,
+      tokens: u.tokens,
+      created_at: u.at,
+    }));
+    await this.sql`INSERT INTO tool_calls ${this.sql(rows)}`;
+  }
+
+  /** Calls per tool since `since` (operators and tests). */
+  async counts(since: Date): Promise<Record<string, number>> {
+    const rows = await this.sql<{ tool: string; n: number }[]>`SELECT tool, count(*)::int AS n FROM tool_calls WHERE created_at >= ${since} GROUP BY tool`;
+    return Object.fromEntries(rows.map((r) => [r.tool, r.n]));
+  }
+}
