@@ -19,7 +19,46 @@
  */
 import { AppError, Code, type Tier } from '../kernel/index.js';
 import type { ChatMessage, LlmProvider, LlmResult, LlmTool, LlmToolCall, LlmUsage } from '../llm/index.js';
-import type { WorkflowContext } from '../runtime/index.js';
+import type { EventType } from '../bus/index.js';
+
+/**
+ * What the agent loop needs of its context: journaled steps, events, cancellation. A
+ * workflow's WorkflowContext is one (durable); AgentService runs agents on an ephemeral one.
+ */
+export interface AgentContext {
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  isRecorded(step: string): boolean;
+  emit(type: EventType, agentId: string, message: string, payload?: Record<string, unknown>): unknown;
+  checkpoint(): void;
+  readonly signal: AbortSignal;
+}
+
+/** Runs steps once each, in memory: for agents outside a workflow (AgentService). */
+export class EphemeralContext implements AgentContext {
+  private readonly done = new Map<string, unknown>();
+  readonly abort = new AbortController();
+  constructor(private readonly onEvent: (type: EventType, agentId: string, message: string, payload?: Record<string, unknown>) => void = () => {}) {}
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+  async step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    if (this.done.has(name)) return this.done.get(name) as T;
+    this.checkpoint();
+    const r = await fn();
+    this.done.set(name, r);
+    return r;
+  }
+  isRecorded(step: string): boolean {
+    return this.done.has(step);
+  }
+  emit(type: EventType, agentId: string, message: string, payload?: Record<string, unknown>): void {
+    this.onEvent(type, agentId, message, payload);
+  }
+  checkpoint(): void {
+    if (this.signal.aborted) throw this.signal.reason instanceof Error ? this.signal.reason : new Error('aborted');
+  }
+}
+
 import type { ToolExecution, ToolRegistry } from '../tools/index.js';
 
 /** What an agent produced: its answer, the model that gave it, and the usage of every call. */
@@ -157,7 +196,7 @@ export interface TurnOptions {
 
 /** One model call as a journaled step: streams, records usage, returns the turn. */
 export async function modelTurn(
-  ctx: WorkflowContext,
+  ctx: AgentContext,
   deps: AgentDeps,
   spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model' | 'provider'>,
   step: string,
@@ -239,7 +278,7 @@ async function pool<T, R>(items: T[], n: number, fn: (x: T, i: number) => Promis
   return out;
 }
 
-async function toolStep(ctx: WorkflowContext, deps: AgentDeps, spec: AgentSpec, call: LlmToolCall, step: string): Promise<ToolStepResult> {
+async function toolStep(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec, call: LlmToolCall, step: string): Promise<ToolStepResult> {
   const tool = deps.tools?.get(call.name);
   const allowed = !!tool && spec.tools.includes(call.name);
   // A tool that is not safe to run twice: was it started before a crash and never recorded?
@@ -316,7 +355,7 @@ export function llmToolsOf(registry: ToolRegistry | undefined, names: string[]):
 }
 
 /** Runs one agent to its answer. */
-export async function runAgentLoop(ctx: WorkflowContext, deps: AgentDeps, spec: AgentSpec): Promise<AgentOutput> {
+export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec): Promise<AgentOutput> {
   const tools = llmToolsOf(deps.tools, spec.tools);
   const messages = [...spec.messages];
   const calls: ModelCall[] = [];
@@ -396,7 +435,7 @@ export class Budget {
   constructor(private readonly limits: BudgetLimits) {}
 
   /** Counts a call's usage (new or replayed from the journal). */
-  afterCall(ctx: WorkflowContext | undefined, agentId: string, u: LlmUsage): void {
+  afterCall(ctx: AgentContext | undefined, agentId: string, u: LlmUsage): void {
     this.taskTokens += u.totalTokens;
     this.taskCost += u.costUsd;
     this.agentTokens.set(agentId, (this.agentTokens.get(agentId) ?? 0) + u.totalTokens);
@@ -414,7 +453,7 @@ export class Budget {
   }
 
   /** Emits each threshold crossed once; without a context (a replayed call) only notes it. */
-  private warn(ctx: WorkflowContext | undefined, agentId: string): void {
+  private warn(ctx: AgentContext | undefined, agentId: string): void {
     for (const c of this.checks(agentId)) {
       const key = `${c.name}:${c.name === 'TOKEN_BUDGET_PER_AGENT' ? agentId : ''}`;
       const level = c.used >= c.limit ? 'limit' : c.used >= 0.8 * c.limit ? '80' : undefined;
@@ -432,7 +471,7 @@ export class Budget {
   }
 
   /** Refuses the next model call when a budget is used up. */
-  beforeCall(ctx: WorkflowContext, agentId: string): void {
+  beforeCall(ctx: AgentContext, agentId: string): void {
     for (const c of this.checks(agentId)) {
       if (c.used >= c.limit) {
         this.warn(ctx, agentId);
