@@ -243,3 +243,48 @@ describe('budgets', () => {
     expect(thresholds[0].payload).toMatchObject({ budget: 'MAX_TOKENS_PER_REQUEST', used: 90, limit: 100, unit: 'tokens' });
   });
 });
+
+describe('response cache (ENABLE_CACHE, through the configured provider)', () => {
+  let c: TestApp;
+  beforeAll(async () => {
+    c = await startTestApp({ LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'cache-model', ENABLE_CACHE: '1', MAX_TOKENS_PER_REQUEST: '0' });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  const run = async (query: string) => {
+    const r = await fetch(`${c.base}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, mode: 'simple' }),
+    });
+    const { task_id: id } = await json(r);
+    const s = await waitFor(async () => {
+      const x = await json(await fetch(`${c.base}/api/v1/tasks/${id}`));
+      return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
+    }, 30_000);
+    return { id, s };
+  };
+
+  it('the same request again is answered from the cache: no model call, no cost, marked as a hit', async () => {
+    llm.setDefault({ type: 'completion', content: 'NATS is a messaging system.', usage: { prompt_tokens: 20, completion_tokens: 6, total_tokens: 26 } });
+    const q = `What is NATS? ${Date.now()}`;
+    const first = await run(q);
+    expect(first.s.status).toBe('TASK_STATUS_COMPLETED');
+    expect(llm.requests).toHaveLength(1);
+    const second = await run(q);
+    expect(second.s).toMatchObject({ status: 'TASK_STATUS_COMPLETED', result: 'NATS is a messaging system.' });
+    expect(llm.requests).toHaveLength(1);
+    expect(second.s.usage.estimated_cost).toBe(0);
+    expect(second.s.metadata.cache_hits).toBe(1);
+    const [row] = await c.app.store.sql`SELECT cache_hit, total_tokens FROM llm_calls WHERE task_id = ${second.id}::uuid`;
+    expect(row).toMatchObject({ cache_hit: true, total_tokens: 0 });
+    const { events } = await readSse(`${c.base}/api/v1/stream/sse?workflow_id=${second.id}`, { timeoutMs: 20_000 });
+    const out = events.filter((e) => e.event === 'thread.message.completed').map((e) => JSON.parse(e.data));
+    expect(out[0].payload).toMatchObject({ cache_hit: true, cache_score: 1 });
+    // A different question is not a hit.
+    await run(`Explain JetStream consumers in detail ${Date.now()}`);
+    expect(llm.requests).toHaveLength(2);
+  });
+});

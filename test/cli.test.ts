@@ -16,8 +16,8 @@ const OFFLINE = '[offline provider: deterministic response, no language model wa
 let t: TestApp;
 let apiKey: string;
 beforeAll(async () => {
-  // Paced offline answers (~50 ms per 48 characters): long queries run long enough to cancel.
-  t = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', OFFLINE_LLM_CHUNK_DELAY_MS: '50', PARTIAL_CHUNK_CHARS: '64' });
+  // Paced offline answers (a word every 6 ms), so the CLI shows a live stream.
+  t = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', OFFLINE_LLM_CHUNK_DELAY_MS: '6', PARTIAL_CHUNK_CHARS: '64' });
   const r = await fetch(`${t.base}/api/v1/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -116,11 +116,11 @@ describe('taskorch submit', () => {
 
 describe('taskorch cancel', () => {
   // A slower service of its own (same database, so the same API key): a complex task of four
-  // steps, each answer streamed 48 characters per 200 ms, runs ~15 s, far longer than a CLI
+  // steps, each answer streamed a word per 40 ms (~4 s per answer), runs ~20 s, far longer than a CLI
   // process takes to start on a loaded machine.
   let slow: TestApp;
   beforeAll(async () => {
-    slow = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', OFFLINE_LLM_CHUNK_DELAY_MS: '200', PARTIAL_CHUNK_CHARS: '64' });
+    slow = await startTestApp({ GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', OFFLINE_LLM_CHUNK_DELAY_MS: '40', PARTIAL_CHUNK_CHARS: '64' });
   });
   afterAll(async () => {
     await slow?.stop();
@@ -204,6 +204,7 @@ describe('taskorch start', () => {
         GATEWAY_HOST: '127.0.0.1',
         ORCHESTRATOR_GRPC_PORT: '0',
         LLM_SERVICE_PORT: '0',
+        AGENT_GRPC_PORT: '0',
       });
       const api = await waitFor(
         async () => {

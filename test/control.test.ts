@@ -16,7 +16,7 @@ class CountingLlm implements LlmProvider {
 let t: TestApp;
 let queuedOnly: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '15', PARTIAL_CHUNK_CHARS: '64' });
+  t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '2', PARTIAL_CHUNK_CHARS: '64' });
   queuedOnly = await startTestApp({ ROLES: 'gateway,orchestrator' });
   // The test database is shared with other test files: this app's reconciler would publish
   // their orphaned QUEUED tasks into this NATS.

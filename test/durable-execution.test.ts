@@ -27,7 +27,7 @@ function workerEnv(): Record<string, string> {
     DATABASE_URL: inject('pgUrl'),
     DATABASE_MAX_CONNECTIONS: '2',
     WORKER_ACK_WAIT_MS: '1500',
-    OFFLINE_LLM_CHUNK_DELAY_MS: '15',
+    OFFLINE_LLM_CHUNK_DELAY_MS: '2',
     PARTIAL_CHUNK_CHARS: '24',
     LOG_LEVEL: process.env.DEBUG_DURABLE ? 'debug' : 'info',
   };

@@ -21,7 +21,15 @@ async function baseOf(p: ServiceProcess): Promise<string> {
 
 describe('embedded defaults', () => {
   it('starts, runs a task, stops on SIGTERM, and keeps the task after a restart (SIGINT)', async () => {
-    const env = { DATA_DIR: dataDir, GATEWAY_PORT: '0', ORCHESTRATOR_GRPC_PORT: '0', LLM_SERVICE_PORT: '0', GATEWAY_HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1' };
+    const env = {
+      DATA_DIR: dataDir,
+      GATEWAY_PORT: '0',
+      ORCHESTRATOR_GRPC_PORT: '0',
+      LLM_SERVICE_PORT: '0',
+      AGENT_GRPC_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      GRPC_HOST: '127.0.0.1',
+    };
     let p = await startServiceProcess(env);
     let base = await baseOf(p);
     expect((await json(await fetch(`${base}/readiness`))).status).toBe('ready');

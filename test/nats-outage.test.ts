@@ -32,7 +32,7 @@ beforeAll(async () => {
     DATABASE_URL: inject('pgUrl'),
     DATABASE_MAX_CONNECTIONS: '4',
     WORKER_ACK_WAIT_MS: '4000',
-    OFFLINE_LLM_CHUNK_DELAY_MS: '60',
+    OFFLINE_LLM_CHUNK_DELAY_MS: '8',
     PARTIAL_CHUNK_CHARS: '24',
   };
   workers.push(...(await Promise.all([startServiceProcess(env), startServiceProcess(env)])));

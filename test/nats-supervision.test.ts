@@ -29,7 +29,7 @@ describe('embedded nats-server supervision', () => {
       GATEWAY_PORT: '0',
       ORCHESTRATOR_GRPC_PORT: '0',
       GATEWAY_HOST: '127.0.0.1',
-      OFFLINE_LLM_CHUNK_DELAY_MS: '30',
+      OFFLINE_LLM_CHUNK_DELAY_MS: '4',
       PARTIAL_CHUNK_CHARS: '24',
     });
     const ready = JSON.parse(await p.waitForLog(/"msg":"ready/)) as { gateway: number };

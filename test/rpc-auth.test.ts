@@ -81,7 +81,7 @@ async function settled(orch: Client<typeof OrchestratorService>, taskId: string)
 
 beforeAll(async () => {
   // Slow enough that a standard task is observably RUNNING for a while.
-  t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '15', PARTIAL_CHUNK_CHARS: '32' });
+  t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '2', PARTIAL_CHUNK_CHARS: '32' });
   const tr = createGrpcTransport({ baseUrl: baseUrl(), sessionManager: manager(baseUrl()) });
   const orch = createClient(OrchestratorService, tr);
   const sessions = createClient(SessionService, tr);

@@ -26,6 +26,7 @@ const env = {
   // Every role, the scheduler included (other test files run without it).
   ROLES: 'all',
   LLM_SERVICE_PORT: '0',
+  AGENT_GRPC_PORT: '0',
 };
 // Embedded PGlite is one database session shared by every client: two whole app processes
 // writing tasks through it at once interleave their statements (e.g. `portal "" does not

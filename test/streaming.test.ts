@@ -441,7 +441,7 @@ describe('SSE and WebSocket (default configuration)', () => {
 describe('live fan-out (slow offline provider)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '25', PARTIAL_CHUNK_CHARS: '8' });
+    t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '3', PARTIAL_CHUNK_CHARS: '8' });
   });
   afterAll(async () => {
     await t?.stop();

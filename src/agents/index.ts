@@ -229,7 +229,7 @@ export async function modelTurn(
     } finally {
       co.flush();
     }
-    const cacheHit = (r as LlmResult & { cacheHit?: boolean }).cacheHit;
+    const cacheHit = r.cacheHit;
     const call: ModelCall = { agentId: spec.agentId, step, model: r.model, provider: r.provider, usage: r.usage, ...(cacheHit ? { cacheHit } : {}) };
     deps.budget?.afterCall(ctx, spec.agentId, r.usage);
     await deps.onModelCall?.(call);
@@ -238,7 +238,7 @@ export async function modelTurn(
         model: r.model,
         provider: r.provider,
         usage: { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens, total_tokens: r.usage.totalTokens, cost_usd: r.usage.costUsd },
-        ...(cacheHit ? { cache_hit: true } : {}),
+        ...(cacheHit ? { cache_hit: true, cache_score: r.cacheScore ?? 1 } : {}),
       });
     }
     const turn: Turn = {

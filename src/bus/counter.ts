@@ -17,11 +17,11 @@ export interface WindowCount {
 }
 
 /**
- * Counts one event of `name` in the current window of `windowMs`. Undefined when heavy
+ * Counts `by` events (default one) of `name` in the current window of `windowMs`. Undefined when heavy
  * contention on the key exhausted the attempts (callers treat that as allowed). Throws when
  * the bucket cannot be reached.
  */
-export async function countInWindow(kv: KV, name: string, windowMs: number, nowMs = Date.now()): Promise<WindowCount | undefined> {
+export async function countInWindow(kv: KV, name: string, windowMs: number, nowMs = Date.now(), by = 1): Promise<WindowCount | undefined> {
   const start = Math.floor(nowMs / windowMs) * windowMs;
   const key = `${name}.${start}`;
   for (let attempt = 0; attempt < 8; attempt++) {
@@ -29,13 +29,13 @@ export async function countInWindow(kv: KV, name: string, windowMs: number, nowM
     let n: number;
     let ok: boolean;
     if (!e || e.operation !== 'PUT') {
-      n = 1;
-      ok = await kv.create(key, enc.encode('1')).then(
+      n = by;
+      ok = await kv.create(key, enc.encode(String(by))).then(
         () => true,
         () => false,
       );
     } else {
-      n = Number(dec.decode(e.value)) + 1;
+      n = Number(dec.decode(e.value)) + by;
       ok = await kv.update(key, enc.encode(String(n)), e.revision).then(
         () => true,
         () => false,

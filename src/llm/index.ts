@@ -122,21 +122,35 @@ export const OFFLINE_LABEL = '[offline provider: deterministic response, no lang
  */
 export class OfflineProvider implements LlmProvider {
   readonly name = 'offline';
+  /**
+   * `chunkDelayMs` paces the stream (OFFLINE_LLM_CHUNK_DELAY_MS): then it comes word by word,
+   * like a model. `chunkChars` forces pieces of that many characters; without either, the text
+   * comes in 48-character pieces as fast as possible.
+   */
   constructor(private readonly opts: { chunkDelayMs: number; chunkChars?: number } = { chunkDelayMs: 0 }) {}
+
+  private pieces(text: string): string[] {
+    if (this.opts.chunkChars === undefined && this.opts.chunkDelayMs > 0) return text.match(/\s*\S+\s*/g) ?? [text];
+    const chunkChars = Math.max(2, this.opts.chunkChars ?? 48);
+    const out: string[] = [];
+    for (let i = 0; i < text.length;) {
+      // Never split a surrogate pair: each delta must be valid text on its own (it is sent as JSON).
+      let end = Math.min(text.length, i + chunkChars);
+      if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+      out.push(text.slice(i, end));
+      i = end;
+    }
+    return out;
+  }
 
   async complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
     if (req.signal?.aborted) throw abortedError();
     const text = offlineAnswer(req.messages);
-    const chunkChars = Math.max(2, this.opts.chunkChars ?? 48);
     if (onDelta) {
-      for (let i = 0; i < text.length;) {
-        // Never split a surrogate pair: each delta must be valid text on its own (it is sent as JSON).
-        let end = Math.min(text.length, i + chunkChars);
-        if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+      for (const piece of this.pieces(text)) {
         if (req.signal?.aborted) throw abortedError();
         if (this.opts.chunkDelayMs > 0) await sleep(this.opts.chunkDelayMs, req.signal);
-        onDelta(text.slice(i, end));
-        i = end;
+        onDelta(piece);
       }
     }
     const inputTokens = req.messages.reduce((n, m) => n + estimateTokens(m.content), 0);

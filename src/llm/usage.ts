@@ -1,9 +1,13 @@
 /**
  * Usage records of model calls (table llm_calls): one row per journaled model call, keyed by
- * task and step so a replayed step writes once. A task's `usage` and
- * `metadata.model_breakdown` are read back from these rows when it finishes.
+ * task and step so a replayed step writes once. Each call is queued as it happens (batched,
+ * not awaited: no database round trip inside an agent step); when a workflow finishes it
+ * writes all its calls again from the journal (`recordAll`, a no-op for rows that exist, and
+ * the rows lost if a crash came before their batch) and reads its `usage` and
+ * `metadata.model_breakdown` back from the rows.
  */
-import type { Sql } from '../store/index.js';
+import type { Logger } from '../kernel/index.js';
+import { Batcher, type Sql } from '../store/index.js';
 
 export interface ModelCallRecord {
   taskId: string;
@@ -41,13 +45,40 @@ export interface TaskUsage {
 }
 
 export class UsageStore {
-  constructor(private readonly sql: Sql) {}
+  private readonly batch: Batcher<ModelCallRecord>;
+  constructor(
+    private readonly sql: Sql,
+    private readonly log?: Logger,
+  ) {
+    this.batch = new Batcher((items) => this.insert(items));
+  }
 
-  async recordModelCall(r: ModelCallRecord): Promise<void> {
-    await this.sql`INSERT INTO llm_calls (id, task_id, agent_id, model, provider, tier, input_tokens, output_tokens, total_tokens, cost_usd, cache_hit)
-      VALUES (${`${r.taskId}:${r.step}`}, ${r.taskId}::uuid, ${r.agentId}, ${r.model}, ${r.provider}, ${r.tier}, ${r.inputTokens}, ${r.outputTokens},
-        ${r.totalTokens}, ${r.costUsd}, ${r.cacheHit})
-      ON CONFLICT (id) DO NOTHING`;
+  /** Queues one record (written with the others of the same tick); returns at once. */
+  recordModelCall(r: ModelCallRecord): void {
+    this.batch.push(r).catch((err: unknown) => this.log?.warn({ err, task_id: r.taskId }, 'model call record not written; the task end writes it again'));
+  }
+
+  /** Writes these records now (rows that exist are left as they are). */
+  async recordAll(rs: ModelCallRecord[]): Promise<void> {
+    for (let i = 0; i < rs.length; i += 500) await this.insert(rs.slice(i, i + 500));
+  }
+
+  private async insert(rs: ModelCallRecord[]): Promise<void> {
+    if (!rs.length) return;
+    const rows = rs.map((r) => ({
+      id: `${r.taskId}:${r.step}`,
+      task_id: r.taskId,
+      agent_id: r.agentId,
+      model: r.model,
+      provider: r.provider,
+      tier: r.tier,
+      input_tokens: r.inputTokens,
+      output_tokens: r.outputTokens,
+      total_tokens: r.totalTokens,
+      cost_usd: r.costUsd,
+      cache_hit: r.cacheHit,
+    }));
+    await this.sql`INSERT INTO llm_calls ${this.sql(rows)} ON CONFLICT (id) DO NOTHING`;
   }
 
   /** The task's usage, summed from its model call records. */

@@ -17,7 +17,7 @@
  */
 import { Budget, modelTurn, runAgentLoop, type AgentDeps, type AgentOutput, type AgentSpec, type BudgetLimits, type ModelCall } from '../agents/index.js';
 import { UUID_RE, isTier, rolePreset, roleTools, type Tier } from '../kernel/index.js';
-import type { ChatMessage, LlmProvider, LlmUsage, UsageStore } from '../llm/index.js';
+import type { ChatMessage, LlmProvider, LlmUsage, ModelCallRecord, UsageStore } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import { applyWindow, loadTurns, summaryPrompt, type SessionDirectory, turnsToMessages, windowSettings, withSummary } from '../sessions/index.js';
 import type { TaskOutcome, TaskStart, TaskStore } from '../tasks/index.js';
@@ -171,22 +171,7 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     temperature: deps.temperature,
     partialChunkChars: deps.partialChunkChars,
     budget,
-    onModelCall: deps.usage
-      ? (c) =>
-          deps.usage!.recordModelCall({
-            taskId: t.task_id,
-            step: c.step,
-            agentId: c.agentId,
-            model: c.model,
-            provider: c.provider,
-            tier: t.model_tier,
-            inputTokens: c.usage.inputTokens,
-            outputTokens: c.usage.outputTokens,
-            totalTokens: c.usage.totalTokens,
-            costUsd: c.usage.costUsd,
-            cacheHit: !!c.cacheHit,
-          })
-      : undefined,
+    onModelCall: deps.usage ? async (c) => deps.usage!.recordModelCall(recordOf(t, c)) : undefined,
   };
   const sys: ChatMessage = { role: 'system', content: systemPrompt(t) };
   const hist = await sessionHistory(ctx, deps, t, agent);
@@ -331,7 +316,9 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
   }
 
   const calls = [...(hist.summaryCall ? [hist.summaryCall] : []), ...outputs.flatMap((o) => o.calls)];
-  // Usage and the breakdown come from the call records when they are kept.
+  // Usage and the breakdown come from the call records when they are kept: every call of the
+  // journal is written (again) first, so none is missing after a crash.
+  if (deps.usage) await deps.usage.recordAll(calls.map((c) => recordOf(t, c)));
   const recorded = deps.usage ? await deps.usage.taskUsage(t.task_id) : undefined;
   const usage = recorded ?? sumUsage(calls.map((c) => c.usage));
   const toolCalls = outputs.reduce((n, o) => n + o.toolCalls, 0);
@@ -355,6 +342,20 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     },
   };
 }
+
+const recordOf = (t: TaskStart, c: ModelCall): ModelCallRecord => ({
+  taskId: t.task_id,
+  step: c.step,
+  agentId: c.agentId,
+  model: c.model,
+  provider: c.provider,
+  tier: t.model_tier,
+  inputTokens: c.usage.inputTokens,
+  outputTokens: c.usage.outputTokens,
+  totalTokens: c.usage.totalTokens,
+  costUsd: c.usage.costUsd,
+  cacheHit: !!c.cacheHit,
+});
 
 /** A model call made inside a step that is already running (the planner's). */
 function modelTurnInStep(ctx: WorkflowContext, agent: AgentDeps, spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model'>, step: string, messages: ChatMessage[]) {

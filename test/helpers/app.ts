@@ -41,6 +41,7 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     // fire the schedules of the one under test (they share the database).
     ROLES: 'gateway,orchestrator,worker,archiver',
     LLM_SERVICE_PORT: '0',
+    AGENT_GRPC_PORT: '0',
     ...env,
   });
   const log = createLogger({ level: cfg.logLevel });

@@ -15,7 +15,7 @@ export interface ServiceProcess {
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', LLM_SERVICE_PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', LLM_SERVICE_PORT: '0', AGENT_GRPC_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -57,6 +57,7 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       });
     },
   };
-  await sp.waitForLog(/"msg":"ready/);
+  // A fresh embedded PGlite on a busy 2-core machine can take a while to initialise.
+  await sp.waitForLog(/"msg":"ready/, 60_000);
   return sp;
 }
