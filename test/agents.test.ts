@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { OpenAiProvider } from '../src/llm/index.js';
+import { OpenAiProvider, UsageStore } from '../src/llm/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
 
@@ -186,6 +186,10 @@ describe('standard mode: one agent with a tool loop', () => {
     ]);
     expect(s.usage).toMatchObject({ total_tokens: 87, input_tokens: 80, output_tokens: 7 });
     expect(s.metadata.model_breakdown).toEqual([expect.objectContaining({ model: 'm-small', executions: 2, tokens: 87 })]);
+    // The tier shares the model service reports come from the same records.
+    const shares = await new UsageStore(t.app.store.sql).tierShares(1);
+    expect(shares.small!.calls).toBeGreaterThanOrEqual(2);
+    expect(shares.small!.share).toBeGreaterThan(0);
     // The tool execution was recorded too (asynchronously).
     await waitFor(async () => {
       const [r] = await t.app.store.sql`SELECT count(*)::int AS n FROM tool_calls WHERE task_id = ${id}::uuid AND tool = 'calculator' AND success`;

@@ -156,6 +156,25 @@ describe('the rest of the service', () => {
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });
 
+  it('GET /metrics answers what the metrics source gives (tier shares), 503 when it fails, 404 without one', async () => {
+    expect((await fetch(`${await start({})}/metrics`)).status).toBe(404);
+    await svc!.close();
+    let fail = false;
+    svc = await startModelService({
+      port: 0,
+      catalogue: parseCatalogue(yaml),
+      settings: {},
+      metrics: async () => {
+        if (fail) throw new Error('db down');
+        return { tier_shares: { small: { calls: 5, share: 0.5 } } };
+      },
+    });
+    const base = `http://127.0.0.1:${svc.port}`;
+    expect(await getJson(`${base}/metrics`)).toMatchObject({ status: 200, body: { tier_shares: { small: { calls: 5, share: 0.5 } } } });
+    fail = true;
+    expect((await fetch(`${base}/metrics`)).status).toBe(503);
+  });
+
   it('stops listening on close()', async () => {
     const base = await start({});
     await svc!.close();

@@ -60,6 +60,8 @@ export interface ModelServiceOptions {
   /** The `llm` slice of the configuration (keys, the one-provider shortcut, LLM_MODEL). */
   settings: LlmSettings;
   log?: Logger;
+  /** What `GET /metrics` answers (tier shares of the model calls, ...). */
+  metrics?: () => Promise<Record<string, unknown>>;
 }
 
 export interface ModelService {
@@ -84,12 +86,23 @@ export async function startModelService(opts: ModelServiceOptions): Promise<Mode
       return send(400, { error: 'Bad request' });
     }
     const path = url.pathname.replace(/\/+$/, '') || '/';
-    if (path !== '/providers/models' && path !== '/health') return send(404, { error: `Not found: ${req.method} ${url.pathname}` });
+    if (path !== '/providers/models' && path !== '/health' && !(path === '/metrics' && opts.metrics))
+      return send(404, { error: `Not found: ${req.method} ${url.pathname}` });
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
       return send(405, { error: 'Method not allowed' });
     }
     if (path === '/health') return send(200, { status: 'healthy', service: 'llm' });
+    if (path === '/metrics') {
+      opts.metrics!().then(
+        (m) => send(200, m),
+        (err: unknown) => {
+          opts.log?.warn({ err }, 'model service metrics failed');
+          send(503, { error: 'metrics unavailable' });
+        },
+      );
+      return;
+    }
     const tiers = url.searchParams.getAll('tier');
     const tier = tiers.at(-1)?.trim().toLowerCase();
     if (tier && !isTier(tier)) return send(400, { error: `Invalid tier: ${JSON.stringify(tiers.at(-1))} (expected one of ${TIERS.join(', ')})` });

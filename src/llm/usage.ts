@@ -121,4 +121,21 @@ export class UsageStore {
     out.breakdown = [...byModel.values()];
     return out;
   }
+
+  /**
+   * Model calls per tier over the last `hours`, with each tier's share of them: how routing
+   * compares with the 50/40/10 target (every process's calls: they are all recorded here).
+   */
+  async tierShares(hours = 24): Promise<Record<string, { calls: number; share: number }>> {
+    const rows = await this.sql<{ tier: string; n: number }[]>`
+      SELECT tier, count(*)::int AS n FROM llm_calls WHERE created_at > now() - make_interval(hours => ${hours}) AND tier <> '' GROUP BY tier`;
+    const total = rows.reduce((a, r) => a + r.n, 0);
+    const out: Record<string, { calls: number; share: number }> = {
+      small: { calls: 0, share: 0 },
+      medium: { calls: 0, share: 0 },
+      large: { calls: 0, share: 0 },
+    };
+    for (const r of rows) out[r.tier] = { calls: r.n, share: total ? r.n / total : 0 };
+    return out;
+  }
 }
