@@ -312,6 +312,11 @@ export function loadConfig(env: Env = process.env) {
     paths: {
       models: str(env, 'MODELS_CONFIG_PATH', './config/models.yaml'),
     },
+    /** Folders read once at start-up: workflow templates (*.yaml) and skills (markdown with front matter). */
+    catalogs: {
+      templatesDir: str(env, 'TEMPLATES_DIR', './config/templates'),
+      skillsDir: str(env, 'SKILLS_DIR', './config/skills'),
+    },
     auth: {
       /** HS256 secret for JWTs. Unset: a random secret kept in DATA_DIR/jwt-secret (one machine only). */
       jwtSecret: optStr(env, 'JWT_SECRET'),
