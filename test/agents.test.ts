@@ -281,7 +281,7 @@ describe('response cache (ENABLE_CACHE, through the configured provider)', () =>
     expect(second.s).toMatchObject({ status: 'TASK_STATUS_COMPLETED', result: 'NATS is a messaging system.' });
     expect(llm.requests).toHaveLength(1);
     expect(second.s.usage.estimated_cost).toBe(0);
-    expect(second.s.metadata.cache_hits).toBe(1);
+    expect(second.s.metadata).toMatchObject({ cache_hits: 1, cache_score: 1 });
     const [row] = await c.app.store.sql`SELECT cache_hit, total_tokens FROM llm_calls WHERE task_id = ${second.id}::uuid`;
     expect(row).toMatchObject({ cache_hit: true, total_tokens: 0 });
     const { events } = await readSse(`${c.base}/api/v1/stream/sse?workflow_id=${second.id}`, { timeoutMs: 20_000 });

@@ -100,6 +100,10 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
     expect(s.result).toContain('[offline provider');
     expect(s.usage!.totalTokens).toBeGreaterThan(0);
     expect(s.completedAt).toBeDefined();
+    // ExecutionMetrics: latency, tokens, cache use, agents, mode.
+    expect(s.metrics).toMatchObject({ agentsUsed: 1, mode: ExecutionMode.STANDARD, cacheHit: false });
+    expect(s.metrics!.tokenUsage!.totalTokens).toBe(s.usage!.totalTokens);
+    expect(s.metrics!.latencyMs).toBeGreaterThanOrEqual(0n);
 
     const list = await orch.listTasks({ sessionId: session, limit: 10 });
     expect(list.totalCount).toBe(1);

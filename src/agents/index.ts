@@ -79,6 +79,8 @@ export interface ModelCall {
   provider: string;
   usage: LlmUsage;
   cacheHit?: boolean;
+  /** Similarity of the cached request (1 = the same). */
+  cacheScore?: number;
 }
 
 export interface AgentDeps {
@@ -142,6 +144,7 @@ interface Turn {
   provider: string;
   usage: LlmUsage;
   cacheHit?: boolean;
+  cacheScore?: number;
 }
 
 /**
@@ -230,7 +233,14 @@ export async function modelTurn(
       co.flush();
     }
     const cacheHit = r.cacheHit;
-    const call: ModelCall = { agentId: spec.agentId, step, model: r.model, provider: r.provider, usage: r.usage, ...(cacheHit ? { cacheHit } : {}) };
+    const call: ModelCall = {
+      agentId: spec.agentId,
+      step,
+      model: r.model,
+      provider: r.provider,
+      usage: r.usage,
+      ...(cacheHit ? { cacheHit, cacheScore: r.cacheScore ?? 1 } : {}),
+    };
     deps.budget?.afterCall(ctx, spec.agentId, r.usage);
     await deps.onModelCall?.(call);
     if ((o.emitOutput ?? true) && !r.toolCalls?.length) {
@@ -247,7 +257,7 @@ export async function modelTurn(
       provider: r.provider,
       usage: r.usage,
       ...(r.toolCalls?.length ? { toolCalls: r.toolCalls } : {}),
-      ...(cacheHit ? { cacheHit } : {}),
+      ...(cacheHit ? { cacheHit, cacheScore: r.cacheScore ?? 1 } : {}),
     };
     if (o.announce) ctx.emit('AGENT_COMPLETED', spec.agentId, `Agent ${spec.agentId} completed`, { total_tokens: r.usage.totalTokens });
     o.after?.(turn);
@@ -390,7 +400,14 @@ export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: Age
         spec.onComplete?.();
       },
     });
-    calls.push({ agentId: spec.agentId, step, model: turn.model, provider: turn.provider, usage: turn.usage, ...(turn.cacheHit ? { cacheHit: true } : {}) });
+    calls.push({
+      agentId: spec.agentId,
+      step,
+      model: turn.model,
+      provider: turn.provider,
+      usage: turn.usage,
+      ...(turn.cacheHit ? { cacheHit: true, cacheScore: turn.cacheScore } : {}),
+    });
     usage = addUsage(usage, turn.usage);
     last = turn;
     if (!turn.toolCalls?.length || forced) break;

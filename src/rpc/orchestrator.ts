@@ -13,7 +13,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { STREAMS, SeqOrder, decodeEvent, parseResumePoint, replayGap, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
-import { ExecutionMode, ModelTier, StatusCode, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
+import { ExecutionMetricsSchema, ExecutionMode, ModelTier, StatusCode, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
 import { GetTaskStatusResponseSchema, type OrchestratorService, TaskSummarySchema } from '../gen/svc/v1/orchestrator_pb.js';
 import { type StreamingService, TaskUpdateSchema, type TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
 import {
@@ -76,9 +76,31 @@ function rowToStatus(r: TaskRow) {
       model: r.model_used,
     }),
     metadata: (r.metadata ?? {}) as JsonObject,
+    metrics: metricsOf(r),
     createdAt: timestampFromDate(r.created_at),
     updatedAt: timestampFromDate(r.updated_at),
     completedAt: r.completed_at ? timestampFromDate(r.completed_at) : undefined,
+  });
+}
+
+/** The task's execution metrics: latency, tokens, cache use, agents, mode (from the row and its metadata). */
+function metricsOf(r: TaskRow) {
+  const md = (r.metadata ?? {}) as Record<string, unknown>;
+  const end = r.completed_at ?? undefined;
+  const start = r.started_at ?? r.created_at;
+  return create(ExecutionMetricsSchema, {
+    latencyMs: BigInt(end ? Math.max(0, end.getTime() - start.getTime()) : 0),
+    tokenUsage: create(TokenUsageSchema, {
+      promptTokens: r.input_tokens,
+      completionTokens: r.output_tokens,
+      totalTokens: r.total_tokens,
+      costUsd: r.cost_usd,
+      model: r.model_used,
+    }),
+    cacheHit: typeof md.cache_hits === 'number' && md.cache_hits > 0,
+    cacheScore: typeof md.cache_score === 'number' ? md.cache_score : 0,
+    agentsUsed: typeof md.agents_used === 'number' ? md.agents_used : 0,
+    mode: executionModeFromName(r.mode),
   });
 }
 

@@ -338,7 +338,9 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
       role: role.name,
       tool_calls: toolCalls,
       ...(t.complexity_score !== undefined ? { mode_selection: { auto: true, mode: t.mode, complexity_score: t.complexity_score } } : {}),
-      ...(calls.some((c) => c.cacheHit) ? { cache_hits: calls.filter((c) => c.cacheHit).length } : {}),
+      ...(calls.some((c) => c.cacheHit)
+        ? { cache_hits: calls.filter((c) => c.cacheHit).length, cache_score: Math.max(...calls.map((c) => c.cacheScore ?? 0)) }
+        : {}),
     },
   };
 }
@@ -362,13 +364,17 @@ function modelTurnInStep(ctx: WorkflowContext, agent: AgentDeps, spec: Pick<Agen
   return modelTurn(ctx, agent, spec, step, messages, undefined, { emitOutput: true, announce: true, inStep: true });
 }
 
-function asOutput(agentId: string, step: string, t: { text: string; model: string; provider: string; usage: LlmUsage; cacheHit?: boolean }): AgentOutput {
+function asOutput(
+  agentId: string,
+  step: string,
+  t: { text: string; model: string; provider: string; usage: LlmUsage; cacheHit?: boolean; cacheScore?: number },
+): AgentOutput {
   return {
     text: t.text,
     model: t.model,
     provider: t.provider,
     usage: t.usage,
-    calls: [{ agentId, step, model: t.model, provider: t.provider, usage: t.usage, ...(t.cacheHit ? { cacheHit: true } : {}) }],
+    calls: [{ agentId, step, model: t.model, provider: t.provider, usage: t.usage, ...(t.cacheHit ? { cacheHit: true, cacheScore: t.cacheScore } : {}) }],
     toolCalls: 0,
   };
 }
