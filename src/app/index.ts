@@ -20,7 +20,7 @@ import { Archiver, Reconciler, Worker } from '../runtime/index.js';
 import { runWorkflow } from '../workflows/index.js';
 import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
 import { Workspace } from '../workspace/index.js';
-import { sessionRegistry } from '../sessions/index.js';
+import { requireSession, sessionRegistry } from '../sessions/index.js';
 import { TaskStore } from '../tasks/index.js';
 import { connectBus, type Bus } from '../bus/index.js';
 import { reservedSettingWarnings, type Config } from '../config/index.js';
@@ -37,6 +37,8 @@ import { Gateway } from '../gateway/index.js';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from '../gen/svc/v1/streaming_pb.js';
 import { SessionService } from '../gen/svc/v1/session_pb.js';
+import { AgentService } from '../gen/svc/v1/agent_pb.js';
+import { LLMService } from '../gen/svc/v1/llm_pb.js';
 import {
   CachedProvider,
   LlmCache,
@@ -51,6 +53,8 @@ import {
 import { SYSTEM_CALLER, type Logger } from '../kernel/index.js';
 import {
   clientAuthInterceptor,
+  createAgentService,
+  createLlmService,
   createOrchestratorService,
   createSessionService,
   createStreamingService,
@@ -74,6 +78,8 @@ export interface App {
   worker?: Worker;
   reconciler?: Reconciler;
   grpcPort?: number;
+  /** AgentService's port (role agent; AGENT_GRPC_PORT). */
+  agentPort?: number;
   gatewayPort?: number;
   /** The model router (tier shares, model choice checks). */
   llmRouter?: LlmRouter;
@@ -144,6 +150,38 @@ async function startHealthListener(gateway: Gateway, host: string, port: number)
       new Promise<void>((res) => {
         server.close(() => res());
         server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * An HTTP/2 Connect server (gRPC, gRPC-Web and Connect) for `routes` with `interceptors`;
+ * close() ends its open client sessions (they would keep it waiting forever).
+ */
+async function listenConnect(
+  routes: (r: ConnectRouter) => void,
+  interceptors: Interceptor[],
+  host: string,
+  port: number,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http2.createServer(connectNodeAdapter({ routes, interceptors }));
+  const sessions = new Set<http2.Http2Session>();
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+  });
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(port, host, () => res());
+  });
+  const addr = server.address();
+  return {
+    port: typeof addr === 'object' && addr ? addr.port : port,
+    close: () =>
+      new Promise<void>((res) => {
+        server.close(() => res());
+        for (const s of sessions) s.close();
+        setTimeout(() => sessions.forEach((s) => s.destroy()), 2000).unref();
       }),
   };
 }
@@ -293,10 +331,19 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier, checkModel: (c) => void stack.router.resolveModelChoice(c) });
       const streaming = createStreamingService({ bus, store, log });
       const sessionsRpc = createSessionService({ sql: store.sql, tasks: store, log });
+      const llmRpc = createLlmService({
+        llm,
+        router: stack.router,
+        log,
+        defaultTier: cfg.llm.defaultTier,
+        maxTokens: cfg.llm.maxTokens,
+        temperature: cfg.llm.temperature,
+      });
       routes = (r) => {
         r.service(OrchestratorService, orch);
         r.service(StreamingService, streaming);
         r.service(SessionService, sessionsRpc);
+        r.service(LLMService, llmRpc);
       };
       const server = http2.createServer(connectNodeAdapter({ routes, interceptors: rpcInterceptors }));
       // Open client sessions would keep close() waiting forever: end them on shutdown.
@@ -334,7 +381,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
 
     // One tool registry for the workflows of this process and the /api/v1/tools routes.
     let tools: ToolRegistry | undefined;
-    if (cfg.roles.has('worker') || cfg.roles.has('gateway')) {
+    if (cfg.roles.has('worker') || cfg.roles.has('gateway') || cfg.roles.has('agent')) {
       const registry = new ToolRegistry(builtinTools(cfg.tools, { workspace: new Workspace(resolve(cfg.workspace.root)) }), {
         rateLimits: cfg.tools.rateLimits,
         rateKv: bus.kv.ratelimit,
@@ -385,6 +432,36 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       await worker.start();
       app.worker = worker;
       cleanups.push(() => worker.stop());
+    }
+
+    // AgentService (not durable: runs live in this process's memory; src/rpc/agent.ts) on its
+    // own HTTP/2 port, behind the same internal RPC authentication as the orchestrator's.
+    if (cfg.roles.has('agent') && tools) {
+      const agentRpc = createAgentService({
+        llm,
+        tools,
+        log,
+        version: VERSION,
+        maxConcurrent: cfg.worker.concurrency,
+        defaultTier: cfg.llm.defaultTier,
+        maxTokens: cfg.llm.maxTokens,
+        temperature: cfg.llm.temperature,
+        parallelism: cfg.tools.parallelism,
+        partialChunkChars: cfg.workflow.partialChunkChars,
+        budgets: {
+          maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
+          maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
+          tokensPerAgent: cfg.budgets.tokensPerAgent || undefined,
+          tokensPerTask: cfg.budgets.tokensPerTask || undefined,
+        },
+        maxMemoryMb: cfg.tools.python.memoryMb,
+        checkModel: (c) => void stack.router.resolveModelChoice(c),
+        resolveSession: async (p, id) => (await requireSession(sql, id, p)).id,
+      });
+      const srv = await listenConnect((r) => r.service(AgentService, agentRpc), [serverAuthInterceptor(internalRpcToken())], cfg.agent.host, cfg.agent.port);
+      app.agentPort = srv.port;
+      cleanups.push(() => srv.close());
+      log.info({ host: cfg.agent.host, port: srv.port }, 'agent service (Connect, gRPC, gRPC-Web) listening');
     }
 
     // How this process reaches the orchestrator: ORCHESTRATOR_URL over gRPC; in the same

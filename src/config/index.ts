@@ -218,6 +218,11 @@ export function loadConfig(env: Env = process.env) {
        */
       token: internalToken(env, 'INTERNAL_RPC_TOKEN'),
     },
+    /** AgentService (role agent): its own HTTP/2 Connect/gRPC port, same host and token as the orchestrator's. */
+    agent: {
+      host: str(env, 'GRPC_HOST', '127.0.0.1'),
+      port: num(env, 'AGENT_GRPC_PORT', 50051, { min: 0, max: 65535, int: true }),
+    },
     worker: {
       /** Task start messages processed concurrently by one worker process. */
       concurrency: num(env, 'WORKER_CONCURRENCY', 256, { min: 1, int: true }),
