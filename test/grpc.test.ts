@@ -138,14 +138,7 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
   it('refuses with InvalidArgument every field that is not available yet, and queues nothing', async () => {
     const marker = `grpc-not-yet-${randomUUID()}`;
     const cases: [Parameters<typeof orch.submitTask>[0], string][] = [
-      [{ options: { skill: 'code-review' } }, 'skill'],
       [{ options: { researchStrategy: 'deep' } }, 'research_strategy'],
-      [{ options: { enableVerification: true } }, 'enable_verification'],
-      [{ context: { disable_ai: true } }, 'context.disable_ai'],
-      [{ context: { template: 'weekly-report' } }, 'context.template'],
-      [{ context: { template_name: 'weekly-report' } }, 'context.template_name'],
-      [{ context: { template_version: '2' } }, 'context.template_version'],
-      [{ context: { skill: 'code-review' } }, 'context.skill'],
       [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
       [{ requireApproval: true }, 'require_approval'],
       [{ manualDecomposition: { mode: ExecutionMode.COMPLEX } }, 'manual_decomposition'],

@@ -67,14 +67,7 @@ describe('POST /api/v1/tasks', () => {
   it('refuses each field that is not available yet with 400, top level or in context, on both submit routes, and queues nothing', async () => {
     const marker = `not-yet-${randomUUID()}`;
     const cases: [Record<string, unknown>, string][] = [
-      [{ skill: 'code-review' }, 'skill'],
       [{ research_strategy: 'deep' }, 'research_strategy'],
-      [{ enable_verification: true }, 'enable_verification'],
-      [{ context: { disable_ai: true } }, 'context.disable_ai'],
-      [{ context: { template: 'weekly-report' } }, 'context.template'],
-      [{ context: { template_name: 'weekly-report' } }, 'context.template_name'],
-      [{ context: { template_version: '2' } }, 'context.template_version'],
-      [{ context: { skill: 'code-review' } }, 'context.skill'],
       [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
       [{ context: { force_research: true } }, 'context.force_research'],
       [{ context: { force_swarm: true } }, 'context.force_swarm'],
@@ -95,10 +88,10 @@ describe('POST /api/v1/tasks', () => {
       cron_expression: '0 * * * *',
       timezone: 'UTC',
       task_query: marker,
-      task_context: { template: 'weekly-report' },
+      task_context: { research_strategy: 'deep' },
     });
     expect(sched.status).toBe(400);
-    expect(await json(sched)).toEqual({ error: 'task_context.template is not available yet' });
+    expect(await json(sched)).toEqual({ error: 'task_context.research_strategy is not available yet' });
     // Their "off" values ask for nothing and are accepted.
     for (const fields of [{ enable_verification: false }, { context: { disable_ai: false } }, { skill: '' }, { context: { force_swarm: false } }]) {
       const res = await post('/api/v1/tasks', { query: 'accepted', ...fields });

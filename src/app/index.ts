@@ -18,6 +18,8 @@ import { AuthService } from '../auth/index.js';
 import { startScheduler } from '../scheduler/index.js';
 import { Archiver, Reconciler, Worker } from '../runtime/index.js';
 import { runWorkflow } from '../workflows/index.js';
+import { loadTemplates } from '../templates/index.js';
+import { loadSkills } from '../skills/index.js';
 import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
 import { Workspace } from '../workspace/index.js';
 import { requireSession, sessionRegistry } from '../sessions/index.js';
@@ -99,9 +101,13 @@ export interface App {
  * with the package (beside src/ or dist/) when the service is started from another directory.
  */
 function modelsConfigPath(cfg: Config): string {
-  const p = cfg.paths.models;
-  if (p !== './config/models.yaml' || existsSync(p)) return p;
-  return fileURLToPath(new URL('../../config/models.yaml', import.meta.url));
+  return shipped(cfg.paths.models, './config/models.yaml');
+}
+
+/** A configured path, or (when it is the default and missing here) the copy shipped with the package. */
+function shipped(p: string, def: string): string {
+  if (p !== def || existsSync(p)) return p;
+  return fileURLToPath(new URL(`../../${def.slice(2)}`, import.meta.url));
 }
 
 /**
@@ -311,10 +317,30 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     const app: App = { bus, store, natsUrl, embeddedNats, databaseUrl: dbUrl, stop: stopAll };
     const toolUsage = new ToolUsageStore(sql, log);
     const stack = createLlm(cfg, bus, log);
+    // Workflow templates and skills, read once (a bad file stops start-up naming it).
+    const templates = loadTemplates(shipped(cfg.catalogs.templatesDir, './config/templates'));
+    const skills = loadSkills(shipped(cfg.catalogs.skillsDir, './config/skills'));
+    const catalogs = {
+      template: (name: string, version?: string) => void templates.get(name, version),
+      skill: (name: string, version?: string) => void skills.get(name, version),
+    };
     const llm = overrides.llm ?? stack.llm;
     app.llmRouter = stack.router;
     if (cfg.roles.has('llm')) {
-      const ms = await startModelService({ host: cfg.rpc.host, port: cfg.llm.servicePort, catalogue: stack.catalogue, settings: cfg.llm, log });
+      const usage = new UsageStore(sql, log);
+      const ms = await startModelService({
+        host: cfg.rpc.host,
+        port: cfg.llm.servicePort,
+        catalogue: stack.catalogue,
+        settings: cfg.llm,
+        log,
+        // Tier shares of every process's model calls (llm_calls), against the 50/40/10 target;
+        // and what this process's router routed.
+        metrics: async () => ({
+          tier_shares: { window_hours: 24, target: { small: 0.5, medium: 0.4, large: 0.1 }, ...(await usage.tierShares(24)) },
+          router_tier_calls: stack.router.tierShares(),
+        }),
+      });
       app.modelServicePort = ms.port;
       cleanups.push(() => ms.close());
       log.info({ host: cfg.rpc.host, port: ms.port }, 'model service (GET /providers/models) listening');
@@ -328,7 +354,15 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     let rpcInterceptors: Interceptor[] = [];
     if (cfg.roles.has('orchestrator')) {
       rpcInterceptors = [serverAuthInterceptor(internalRpcToken())];
-      const orch = createOrchestratorService({ bus, store, log, defaultTier: cfg.llm.defaultTier, checkModel: (c) => void stack.router.resolveModelChoice(c) });
+      const orch = createOrchestratorService({
+        bus,
+        store,
+        log,
+        defaultTier: cfg.llm.defaultTier,
+        checkModel: (c) => void stack.router.resolveModelChoice(c),
+        catalogs,
+        templates,
+      });
       const streaming = createStreamingService({ bus, store, log });
       const sessionsRpc = createSessionService({ sql: store.sql, tasks: store, log });
       const llmRpc = createLlmService({
@@ -394,11 +428,13 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
 
     if (cfg.roles.has('worker')) {
       const workflowDeps = {
+        templates,
+        skills,
         tasks: store,
         sessions: sessionDir,
         llm,
         tools,
-        usage: new UsageStore(sql),
+        usage: new UsageStore(sql, log),
         partialChunkChars: cfg.workflow.partialChunkChars,
         maxTokens: cfg.llm.maxTokens,
         temperature: cfg.llm.temperature,
@@ -509,7 +545,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           workspaceRoot: resolve(cfg.workspace.root),
           schedules: cfg.schedules,
         },
-        { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log), tools },
+        { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log), tools, skills },
       );
       if (cfg.gateway.healthPort !== undefined) {
         const probes = await startHealthListener(gateway, cfg.gateway.host, cfg.gateway.healthPort);

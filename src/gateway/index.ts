@@ -15,6 +15,7 @@ import { AppError, Code, SYSTEM_CALLER, callAs, type Logger } from '../kernel/in
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskStore } from '../tasks/index.js';
 import type { ToolRegistry } from '../tools/index.js';
+import type { SkillCatalog } from '../skills/index.js';
 import type { AuthService } from '../auth/index.js';
 import { Admission } from './admission.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -24,6 +25,7 @@ import { registerSessionRoutes } from './session-routes.js';
 import { StreamRoutes, type SseConn } from './stream-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
 import { registerToolRoutes } from './tool-routes.js';
+import { registerSkillRoutes } from './skill-routes.js';
 import { registerTimelineRoute } from './timeline-route.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
 import { copyRequest, corsHeaders, route, writeReply, type CorsPolicy, type Reply } from './http.js';
@@ -61,6 +63,8 @@ export interface GatewayDeps {
   authService?: AuthService;
   /** The tool registry behind /api/v1/tools. */
   tools?: ToolRegistry;
+  /** The skills behind /api/v1/skills. */
+  skills?: SkillCatalog;
 }
 
 export class Gateway {
@@ -125,6 +129,7 @@ export class Gateway {
       registerWorkspaceRoutes(app, rd);
       registerScheduleRoutes(app, rd);
       if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
+      if (this.deps.skills) registerSkillRoutes(app, { ...rd, skills: this.deps.skills });
     }
 
     this.streams.register(app);

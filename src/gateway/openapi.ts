@@ -3,6 +3,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
+import { skillPaths } from './skill-routes.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -456,6 +457,7 @@ export function buildOpenApi(version: string) {
           responses: { 200: json(ref('Timeline')), 403: err('Forbidden: not the task owner'), 404: err('Task not found') },
         },
       },
+      ...skillPaths,
       '/api/v1/tools': {
         get: {
           summary: 'Tools a client may execute directly (dangerous tools are never listed)',

@@ -28,8 +28,9 @@ export const TaskSubmitRequest = Type.Object(
       FreeObject(
         'Key-value context. Read: system_prompt, prompt_params, model_tier and model_override (fallbacks for the top-level fields), ' +
           'role (tool allowlist: generalist (default), analysis, research, writer, critic, developer), ' +
+          'template (alias template_name), template_version (default latest), disable_ai (runs the template with no model call), skill_version, ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
-          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.map((k) => (k === 'disable_ai' ? 'disable_ai: true' : k)).join(', ')}. ` +
+          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` +
           'Other keys are stored with the task.',
       ),
     ),
@@ -43,13 +44,13 @@ export const TaskSubmitRequest = Type.Object(
         description: 'A provider of the model catalogue (GET /providers/models on the model service); unknown or without its key: 400',
       }),
     ),
-    skill: Type.Optional(Type.String({ maxLength: 200, description: NOT_YET_FIELD })),
+    skill: Type.Optional(Type.String({ maxLength: 200, description: 'A skill (GET /api/v1/skills): its instructions drive one agent with its tools' })),
     research_strategy: Type.Optional(StringEnum(['quick', 'standard', 'deep', 'academic'] as const, { description: NOT_YET_FIELD })),
     max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'Tool rounds an agent may take before it must answer (default 10)' })),
     max_concurrent_agents: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 100, description: 'Most subtasks a standard or complex workflow plans (default 8)' }),
     ),
-    enable_verification: Type.Optional(Type.Boolean({ description: `${NOT_YET_FIELD} (false is accepted)` })),
+    enable_verification: Type.Optional(Type.Boolean({ description: 'Adds a verification step; its findings go into metadata.verification' })),
   },
   { additionalProperties: true },
 );

@@ -182,6 +182,8 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
           providerOverride: body.provider_override ?? '',
           maxConcurrentAgents: body.max_concurrent_agents ?? 0,
           maxIterations: body.max_iterations ?? 0,
+          skill: body.skill ?? '',
+          enableVerification: body.enable_verification ?? false,
           idempotencyKey: idemKey ?? '',
           traceparent: req.headers.traceparent ?? '',
           stream,

@@ -38,10 +38,12 @@ import {
   readControl,
   resumeTask,
   submitTask,
+  type CatalogCheck,
   type ModelChoiceCheck,
   type TaskRow,
   type TaskStore,
 } from '../tasks/index.js';
+import type { TemplateCatalog } from '../templates/index.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
 
@@ -52,6 +54,10 @@ export interface OrchestratorDeps {
   defaultTier: Tier;
   /** The model router's check of model_override / provider_override (400 when it cannot serve them). */
   checkModel?: ModelChoiceCheck;
+  /** Templates and skills a submission may name (400 for an unknown one). */
+  catalogs?: CatalogCheck;
+  /** The templates ListTemplates answers. */
+  templates?: TemplateCatalog;
 }
 
 function rowToStatus(r: TaskRow) {
@@ -169,6 +175,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
         },
         d.defaultTier,
         d.checkModel,
+        d.catalogs,
       );
       // The task runs as the caller; only a system caller (the scheduler) names its owner.
       const r = await submitTask(taskDeps, sub, actingPrincipal(callerOf(ctx), md));
@@ -237,7 +244,9 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
       };
     }),
     getSessionContext: unimplemented('GetSessionContext'),
-    listTemplates: unimplemented('ListTemplates'),
+    listTemplates: wrap(async () => ({
+      templates: (d.templates?.list() ?? []).map((t) => ({ name: t.name, version: t.version, key: t.key, contentHash: t.contentHash })),
+    })),
     approveTask: unimplemented('ApproveTask'),
     getPendingApprovals: unimplemented('GetPendingApprovals'),
   };

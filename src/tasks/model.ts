@@ -81,6 +81,14 @@ export interface TaskStart {
   max_iterations?: number;
   /** Set when the mode was detected: how complex the query looked (0-1). */
   complexity_score?: number;
+  /** Run this workflow template instead of a mode's agents. */
+  template?: { name: string; version?: string };
+  /** Template-only: no model call at all. */
+  disable_ai?: boolean;
+  /** A skill's instructions drive the (single) agent. */
+  skill?: { name: string; version?: string };
+  /** Verify the answer in a last step; findings go into metadata. */
+  enable_verification?: boolean;
   trace_id?: string;
   submitted_at: string;
   /** The session was generated for this task (the client named none). */
@@ -123,6 +131,10 @@ export function startMessage(t: QueuedTask): TaskStart {
     max_concurrent_agents: (o.max_concurrent_agents as number | undefined) || undefined,
     ...(o.max_iterations ? { max_iterations: o.max_iterations as number } : {}),
     ...(typeof o.complexity_score === 'number' ? { complexity_score: o.complexity_score } : {}),
+    ...(o.template ? { template: o.template as { name: string; version?: string } } : {}),
+    ...(o.disable_ai ? { disable_ai: true } : {}),
+    ...(o.skill ? { skill: o.skill as { name: string; version?: string } } : {}),
+    ...(o.enable_verification ? { enable_verification: true } : {}),
     trace_id: t.trace_id ?? undefined,
     submitted_at: t.created_at.toISOString(),
     ...(o.new_session ? { new_session: true } : {}),

@@ -10,25 +10,13 @@
  */
 
 /** Top-level fields of the submission (REST body, gRPC SubmitOptions). */
-export const NOT_AVAILABLE_FIELDS = ['skill', 'research_strategy', 'enable_verification'] as const;
+export const NOT_AVAILABLE_FIELDS = ['research_strategy'] as const;
 
 /**
- * Keys of `context`: the deprecated fallbacks of the fields above, templates (`template_name`
- * is an alias of `template`), template-only mode (`disable_ai: true` still called the LLM),
- * research and swarm workflows, and named agents run through the task endpoint.
+ * Keys of `context`: the deprecated fallback of the field above, research and swarm
+ * workflows, and named agents run through the task endpoint.
  */
-export const NOT_AVAILABLE_CONTEXT_KEYS = [
-  'skill',
-  'research_strategy',
-  'template',
-  'template_name',
-  'template_version',
-  'disable_ai',
-  'force_research',
-  'force_swarm',
-  'agent',
-  'agent_input',
-] as const;
+export const NOT_AVAILABLE_CONTEXT_KEYS = ['research_strategy', 'force_research', 'force_swarm', 'agent', 'agent_input'] as const;
 
 const given = (v: unknown) => v !== undefined && v !== null && v !== '' && v !== false && v !== 0;
 

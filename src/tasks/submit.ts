@@ -49,6 +49,13 @@ export interface Submission {
   providerOverride?: string;
   maxConcurrentAgents?: number;
   traceId?: string;
+  /** A workflow template (context.template or its alias template_name) and its version. */
+  template?: { name: string; version?: string };
+  /** Template-only mode: no model call at all. */
+  disableAi?: boolean;
+  /** A skill (markdown instructions) driving a single agent, and its version. */
+  skill?: { name: string; version?: string };
+  enableVerification?: boolean;
 }
 
 /**
@@ -91,7 +98,13 @@ function fromContext(context: Record<string, unknown>, k: string): string | unde
  */
 export type ModelChoiceCheck = (c: { tier: Tier; model?: string; provider?: string }) => void;
 
-export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?: ModelChoiceCheck): Submission {
+/** Checks that a template or skill (and version) exists; throws a 400 otherwise. */
+export interface CatalogCheck {
+  template(name: string, version?: string): void;
+  skill(name: string, version?: string): void;
+}
+
+export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?: ModelChoiceCheck, catalogs?: CatalogCheck): Submission {
   const query = r.query.trim();
   if (!query) throw badRequest('query is required');
   const context = r.context ?? {};
@@ -108,9 +121,7 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   const notYet =
     notAvailableField(
       {
-        skill: r.skill,
         research_strategy: r.researchStrategy,
-        enable_verification: r.enableVerification,
       },
       context,
     ) ?? firstGiven(r.extraFields ?? {});
@@ -121,7 +132,22 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (r.maxIterations !== undefined && r.maxIterations !== 0 && (!Number.isInteger(r.maxIterations) || r.maxIterations < 1 || r.maxIterations > 50)) {
     throw badRequest('max_iterations must be an integer from 1 to 50');
   }
-  const score = requested ? undefined : complexityScore(query);
+  // Templates: `template` and its alias `template_name` (one of them), `template_version`.
+  const tplName = fromContext(context, 'template') ?? fromContext(context, 'template_name');
+  if (fromContext(context, 'template') && fromContext(context, 'template_name')) throw badRequest('use context.template or context.template_name, not both');
+  const tplVersion = fromContext(context, 'template_version');
+  if (tplVersion && !tplName) throw badRequest('context.template_version needs context.template');
+  if (context.disable_ai !== undefined && typeof context.disable_ai !== 'boolean') throw badRequest('context.disable_ai must be a boolean');
+  const disableAi = context.disable_ai === true;
+  if (disableAi && !tplName) throw badRequest('disable_ai runs a template without a model: it needs context.template');
+  if (tplName) catalogs?.template(tplName, tplVersion);
+  // Skills: top-level `skill` over its deprecated context fallback; `skill_version` in context.
+  const skillName = r.skill || fromContext(context, 'skill');
+  const skillVersion = fromContext(context, 'skill_version');
+  if (skillVersion && !skillName) throw badRequest('context.skill_version needs a skill');
+  if (skillName && tplName) throw badRequest('a task runs either a skill or a template, not both');
+  if (skillName) catalogs?.skill(skillName, skillVersion);
+  const score = requested || tplName || skillName ? undefined : complexityScore(query);
   const tier = ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier;
   if (checkModel && (modelOverride || providerOverride)) checkModel({ tier, model: modelOverride, provider: providerOverride });
   return {
@@ -129,9 +155,14 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
     context,
     sessionId: r.sessionId || undefined,
     requestedMode: requested,
-    mode: requested ?? modeForScore(score!),
+    // A skill drives one agent (standard); a template is its own pipeline (recorded as simple).
+    mode: requested ?? (skillName ? 'standard' : tplName ? 'simple' : modeForScore(score!)),
     ...(score !== undefined ? { complexityScore: score } : {}),
     ...(r.maxIterations ? { maxIterations: r.maxIterations } : {}),
+    ...(tplName ? { template: { name: tplName, ...(tplVersion ? { version: tplVersion } : {}) } } : {}),
+    ...(disableAi ? { disableAi } : {}),
+    ...(skillName ? { skill: { name: skillName, ...(skillVersion ? { version: skillVersion } : {}) } } : {}),
+    ...(r.enableVerification ? { enableVerification: true } : {}),
     tier,
     modelOverride,
     providerOverride,
@@ -166,6 +197,10 @@ export async function submitTask(
     max_concurrent_agents: s.maxConcurrentAgents,
     max_iterations: s.maxIterations,
     complexity_score: s.complexityScore,
+    template: s.template,
+    disable_ai: s.disableAi,
+    skill: s.skill,
+    enable_verification: s.enableVerification,
     // The client named no session: one was generated (the workflow then skips history).
     ...(s.sessionId ? {} : { new_session: true }),
   };

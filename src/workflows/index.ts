@@ -16,11 +16,13 @@
  *   retires the team (TEAM_RETIRED).
  */
 import { Budget, modelTurn, runAgentLoop, type AgentDeps, type AgentOutput, type AgentSpec, type BudgetLimits, type ModelCall } from '../agents/index.js';
-import { UUID_RE, isTier, rolePreset, roleTools, type Tier } from '../kernel/index.js';
+import { AppError, Code, UUID_RE, isTier, rolePreset, roleTools, type Tier } from '../kernel/index.js';
 import type { ChatMessage, LlmProvider, LlmUsage, ModelCallRecord, UsageStore } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import { applyWindow, loadTurns, summaryPrompt, type SessionDirectory, turnsToMessages, windowSettings, withSummary } from '../sessions/index.js';
+import type { SkillCatalog } from '../skills/index.js';
 import type { TaskOutcome, TaskStart, TaskStore } from '../tasks/index.js';
+import { planTemplate, type TemplateCatalog } from '../templates/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 
 export interface WorkflowDeps {
@@ -42,6 +44,9 @@ export interface WorkflowDeps {
   budgets?: BudgetLimits;
   /** Tool rounds when the task names no max_iterations. */
   defaultMaxIterations?: number;
+  /** Workflow templates (`template`) and skills (`skill`). */
+  templates?: TemplateCatalog;
+  skills?: SkillCatalog;
 }
 
 export const DEFAULT_MAX_ITERATIONS = 10;
@@ -177,11 +182,16 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
   const hist = await sessionHistory(ctx, deps, t, agent);
   if (hist.summaryCall) budget?.afterCall(undefined, 'history', hist.summaryCall.usage);
   const past = hist.messages;
-  const role = rolePreset(t.context.role);
+  const skill = t.skill ? deps.skills?.get(t.skill.name, t.skill.version) : undefined;
+  if (t.skill && !skill) throw new AppError(Code.FailedPrecondition, `skill ${t.skill.name} is not available in this worker`);
+  // A skill's role applies unless the task names one.
+  const role = rolePreset(t.context.role ?? skill?.role);
   const registered = deps.tools ? deps.tools.names().map((n) => ({ name: n, dangerous: deps.tools!.get(n)!.dangerous })) : [];
-  const roleToolNames = roleTools(role, registered);
+  const allowedTools = roleTools(role, registered);
+  // A skill narrows the role's tools to the ones it lists.
+  const roleToolNames = skill && skill.tools.length ? allowedTools.filter((n) => skill.tools.includes(n)) : allowedTools;
   const base = {
-    tier: t.model_tier,
+    tier: skill?.modelTier && !t.model_override && !t.provider_override ? skill.modelTier : t.model_tier,
     model: t.model_override,
     provider: t.provider_override,
     maxIterations: t.max_iterations ?? deps.defaultMaxIterations ?? DEFAULT_MAX_ITERATIONS,
@@ -195,7 +205,24 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
   let final: { text: string; model: string; provider: string };
   let agentsUsed = 1;
 
-  if (t.mode === 'simple') {
+  let template: Record<string, unknown> | undefined;
+  if (t.template) {
+    const r = await runTemplate(ctx, deps, agent, t, base);
+    final = r.final;
+    outputs.push(...r.outputs);
+    template = r.info;
+  } else if (skill) {
+    const skillSys: ChatMessage = { role: 'system', content: `${skill.instructions}\n\n${sys.content}` };
+    const out = await runAgentLoop(ctx, agent, {
+      ...base,
+      agentId: 'skill-agent',
+      stepPrefix: 'agent',
+      messages: [skillSys, ...past, user],
+      tools: roleToolNames,
+    });
+    final = out;
+    outputs.push(out);
+  } else if (t.mode === 'simple') {
     const turn = await modelTurn(ctx, agent, { ...base, agentId: 'simple-agent' }, 'agent', [sys, ...past, user], undefined, {
       emitOutput: true,
       announce: true,
@@ -315,6 +342,13 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     }
   }
 
+  let verification: Record<string, unknown> | undefined;
+  if (t.enable_verification) {
+    const v = await verify(ctx, agent, base, t, final.text);
+    outputs.push(v.out);
+    verification = v.info;
+  }
+
   const calls = [...(hist.summaryCall ? [hist.summaryCall] : []), ...outputs.flatMap((o) => o.calls)];
   // Usage and the breakdown come from the call records when they are kept: every call of the
   // journal is written (again) first, so none is missing after a crash.
@@ -337,12 +371,111 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
       model_breakdown: recorded?.breakdown ?? breakdown(calls),
       role: role.name,
       tool_calls: toolCalls,
+      ...(template ? { template } : {}),
+      ...(skill ? { skill: { name: skill.name, version: skill.version, key: skill.key, content_hash: skill.contentHash } } : {}),
+      ...(verification ? { verification } : {}),
       ...(t.complexity_score !== undefined ? { mode_selection: { auto: true, mode: t.mode, complexity_score: t.complexity_score } } : {}),
       ...(calls.some((c) => c.cacheHit)
         ? { cache_hits: calls.filter((c) => c.cacheHit).length, cache_score: Math.max(...calls.map((c) => c.cacheScore ?? 0)) }
         : {}),
     },
   };
+}
+
+type BaseSpec = Pick<AgentSpec, 'tier' | 'model' | 'provider' | 'maxIterations' | 'sessionId' | 'userId' | 'taskId' | 'allowDangerous'>;
+
+/**
+ * Runs a workflow template: each step a journaled step, in order. `text` steps render their
+ * text; `tool` steps run the tool through the registry; `llm` steps call the model, unless
+ * disable_ai, where the task fails at the first such step, naming it (no model is called).
+ */
+async function runTemplate(ctx: WorkflowContext, deps: WorkflowDeps, agent: AgentDeps, t: TaskStart, base: BaseSpec) {
+  const tpl = deps.templates?.get(t.template!.name, t.template!.version);
+  if (!tpl) throw new AppError(Code.FailedPrecondition, `template ${t.template!.name} is not available in this worker`);
+  const params = (t.context.prompt_params && typeof t.context.prompt_params === 'object' ? t.context.prompt_params : {}) as Record<string, unknown>;
+  const plan = planTemplate(tpl, { query: t.query, params });
+  const outputs: Record<string, string> = {};
+  const agentOuts: AgentOutput[] = [];
+  let last: { text: string; model: string; provider: string } = { text: '', model: '', provider: '' };
+  for (const step of plan.steps) {
+    const name = `template-${step.index + 1}`;
+    const agentId = `template:${step.id}`;
+    if (step.type === 'llm') {
+      if (t.disable_ai) {
+        throw new AppError(Code.FailedPrecondition, `disable_ai: template ${tpl.key} step "${step.id}" needs a model, and disable_ai forbids model calls`);
+      }
+      const { prompt, system } = step.render(outputs);
+      const turn = await modelTurn(
+        ctx,
+        agent,
+        { ...base, agentId, ...(step.modelTier && !t.model_override && !t.provider_override ? { tier: step.modelTier } : {}) },
+        name,
+        [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user', content: prompt }],
+        undefined,
+        { announce: true },
+      );
+      outputs[step.id] = turn.text;
+      agentOuts.push(asOutput(agentId, name, turn));
+      last = turn;
+    } else {
+      const text = await ctx.step(name, async () => {
+        ctx.emit('PROGRESS', agentId, `Template ${tpl.key}: step ${step.id}`, { stage: 'template_step', template: tpl.key, step: step.id, type: step.type });
+        if (step.type === 'text') return step.render(outputs).text;
+        const args = step.render(outputs).arguments;
+        ctx.emit('TOOL_INVOKED', agentId, `Calling ${step.tool}`, { tool: step.tool, call_id: step.id, arguments: args });
+        const e = await deps.tools!.execute(step.tool, args, { signal: ctx.signal, sessionId: base.sessionId, userId: base.userId, taskId: base.taskId });
+        ctx.emit('TOOL_OBSERVATION', agentId, e.success ? `${step.tool} succeeded` : `${step.tool} failed: ${e.error}`, {
+          tool: step.tool,
+          call_id: step.id,
+          success: e.success,
+          output: (e.success ? e.text : `error: ${e.error}`).slice(0, 2000),
+          execution_time_ms: e.executionTimeMs,
+        });
+        if (!e.success) throw new AppError(Code.FailedPrecondition, `template ${tpl.key} step "${step.id}": ${step.tool} failed: ${e.error}`);
+        return e.text;
+      });
+      outputs[step.id] = text;
+    }
+  }
+  const finalText = outputs[plan.output] ?? '';
+  return {
+    final: { text: finalText, model: last.model, provider: last.provider },
+    outputs: agentOuts,
+    info: { name: tpl.name, version: tpl.version, key: tpl.key, content_hash: tpl.contentHash, steps: plan.steps.length, disable_ai: !!t.disable_ai },
+  };
+}
+
+/** The verification step (enable_verification): the model checks the answer; findings go into metadata. */
+async function verify(ctx: WorkflowContext, agent: AgentDeps, base: BaseSpec, t: TaskStart, answer: string) {
+  const turn = await modelTurn(
+    ctx,
+    agent,
+    { ...base, agentId: 'verifier' },
+    'verify',
+    [
+      {
+        role: 'system',
+        content:
+          'You verify answers. Check the answer against the request for factual errors, unsupported claims, omissions and contradictions. ' +
+          'Respond with JSON: {"verdict": "pass" | "fail", "findings": ["..."]}.',
+      },
+      { role: 'user', content: `Request: ${t.query}\n\nAnswer to verify:\n${answer}` },
+    ],
+    undefined,
+    { announce: true, emitOutput: false },
+  );
+  let verdict = 'unknown';
+  let findings: string[] = [];
+  try {
+    const m = /\{[\s\S]*\}/.exec(turn.text);
+    const parsed = m ? (JSON.parse(m[0]) as { verdict?: unknown; findings?: unknown }) : undefined;
+    if (parsed && (parsed.verdict === 'pass' || parsed.verdict === 'fail')) verdict = parsed.verdict;
+    if (parsed && Array.isArray(parsed.findings)) findings = parsed.findings.filter((f): f is string => typeof f === 'string');
+  } catch {
+    /* not JSON: the text is the finding */
+  }
+  if (!findings.length && verdict === 'unknown') findings = [turn.text];
+  return { out: asOutput('verifier', 'verify', turn), info: { verdict, findings, model: turn.model, provider: turn.provider } };
 }
 
 const recordOf = (t: TaskStart, c: ModelCall): ModelCallRecord => ({
