@@ -138,8 +138,7 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
   it('refuses with InvalidArgument every field that is not available yet, and queues nothing', async () => {
     const marker = `grpc-not-yet-${randomUUID()}`;
     const cases: [Parameters<typeof orch.submitTask>[0], string][] = [
-      [{ options: { researchStrategy: 'deep' } }, 'research_strategy'],
-      [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
+      [{ context: { force_swarm: true } }, 'context.force_swarm'],
       [{ requireApproval: true }, 'require_approval'],
       [{ manualDecomposition: { mode: ExecutionMode.COMPLEX } }, 'manual_decomposition'],
       [{ sessionContext: {} }, 'session_context'],

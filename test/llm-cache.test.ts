@@ -15,6 +15,7 @@ import {
   createRouter,
   LlmCache,
   parseCatalogue,
+  sameFacts,
   textSimilarity,
   type ChatMessage,
   type LlmProvider,
@@ -129,6 +130,25 @@ describe('LlmCache: exact and similar hits, shared by workers', () => {
     // The same pair misses when the threshold is above their similarity.
     const strict = new LlmCache(busB.kv.llmCache, { log, similarityThreshold: Math.min(1, sim + 0.01) });
     expect(await strict.get(req(sys, ROMAN_Z))).toBeUndefined();
+  });
+
+  it('a near-miss with other numbers or a negation is never a local-similarity hit, however similar the text', async () => {
+    const RATE = 'What is the monthly payment on a 300000 mortgage over 30 years at 6.5% interest?';
+    const RATE2 = 'What is the monthly payment on a 300000 mortgage over 30 years at 7.5% interest?';
+    const SIGNED = 'Summarise why the treaty was signed by both parties in the end.';
+    const NOT_SIGNED = 'Summarise why the treaty was not signed by both parties in the end.';
+    expect(textSimilarity(RATE, RATE2)).toBeGreaterThan(0.95);
+    expect(textSimilarity(SIGNED, NOT_SIGNED)).toBeGreaterThan(0.95);
+    expect(sameFacts(RATE, RATE2)).toBe(false);
+    expect(sameFacts(SIGNED, NOT_SIGNED)).toBe(false);
+    expect(sameFacts(ROMAN, ROMAN_Z)).toBe(true);
+    const c = new LlmCache(busA.kv.llmCache, { log });
+    const sys = uniqueSystem();
+    await c.put(req(sys, RATE), answer('About 1896 per month.'));
+    await c.put(req(sys, SIGNED), answer('Both wanted peace.'));
+    expect(await c.get(req(sys, RATE2))).toBeUndefined();
+    expect(await c.get(req(sys, NOT_SIGNED))).toBeUndefined();
+    expect((await c.get(req(sys, RATE)))?.result.text).toBe('About 1896 per month.');
   });
 
   it('compares only the last user message: a different system prompt, history or setting is another group', async () => {

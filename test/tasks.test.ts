@@ -67,9 +67,6 @@ describe('POST /api/v1/tasks', () => {
   it('refuses each field that is not available yet with 400, top level or in context, on both submit routes, and queues nothing', async () => {
     const marker = `not-yet-${randomUUID()}`;
     const cases: [Record<string, unknown>, string][] = [
-      [{ research_strategy: 'deep' }, 'research_strategy'],
-      [{ context: { research_strategy: 'quick' } }, 'context.research_strategy'],
-      [{ context: { force_research: true } }, 'context.force_research'],
       [{ context: { force_swarm: true } }, 'context.force_swarm'],
       [{ context: { agent: 'summariser', agent_input: { text: 'x' } } }, 'context.agent'],
     ];
@@ -88,10 +85,10 @@ describe('POST /api/v1/tasks', () => {
       cron_expression: '0 * * * *',
       timezone: 'UTC',
       task_query: marker,
-      task_context: { research_strategy: 'deep' },
+      task_context: { force_swarm: true },
     });
     expect(sched.status).toBe(400);
-    expect(await json(sched)).toEqual({ error: 'task_context.research_strategy is not available yet' });
+    expect(await json(sched)).toEqual({ error: 'task_context.force_swarm is not available yet' });
     // Their "off" values ask for nothing and are accepted.
     for (const fields of [{ enable_verification: false }, { context: { disable_ai: false } }, { skill: '' }, { context: { force_swarm: false } }]) {
       const res = await post('/api/v1/tasks', { query: 'accepted', ...fields });

@@ -33,6 +33,54 @@ export interface AgentContext {
   readonly signal: AbortSignal;
 }
 
+/**
+ * A context for one group of parallel work (a plan's subtasks, one turn's tool calls) that can
+ * be stopped on its own: when one member fails, the others are aborted (their model calls and
+ * tools cancelled, no new step started, nothing more emitted) instead of running on while the
+ * workflow fails or is retried.
+ */
+export function scopedContext(parent: AgentContext): { ctx: AgentContext; abort(reason: unknown): void } {
+  const ac = new AbortController();
+  const signal = AbortSignal.any([parent.signal, ac.signal]);
+  const stopped = () => {
+    if (ac.signal.aborted) throw ac.signal.reason instanceof Error ? ac.signal.reason : new Error('stopped: a parallel step failed');
+  };
+  const ctx: AgentContext = {
+    step: (name, fn) => {
+      stopped();
+      return parent.step(name, fn);
+    },
+    isRecorded: (name) => parent.isRecorded(name),
+    emit: (type, agentId, message, payload) => (ac.signal.aborted ? undefined : parent.emit(type, agentId, message, payload)),
+    checkpoint: () => {
+      parent.checkpoint();
+      stopped();
+    },
+    signal,
+  };
+  return { ctx, abort: (reason) => ac.abort(reason) };
+}
+
+/**
+ * Awaits every promise; on the first failure aborts the rest (`abort`) and waits for all of
+ * them to settle before throwing it, so nothing of the group still runs when the caller moves on.
+ */
+export async function allOrStop<T>(ps: Promise<T>[], abort: (reason: unknown) => void): Promise<T[]> {
+  let first: { err: unknown } | undefined;
+  const watched = ps.map((p) =>
+    p.catch((err: unknown) => {
+      if (!first) {
+        first = { err };
+        abort(err);
+      }
+      throw err;
+    }),
+  );
+  const settled = await Promise.allSettled(watched);
+  if (first) throw first.err;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 /** Runs steps once each, in memory: for agents outside a workflow (AgentService). */
 export class EphemeralContext implements AgentContext {
   private readonly done = new Map<string, unknown>();
@@ -75,6 +123,8 @@ export interface AgentOutput {
 export interface ModelCall {
   agentId: string;
   step: string;
+  /** The tier the call asked for (the task's, or a subtask's, skill's or template step's own). */
+  tier?: Tier;
   model: string;
   provider: string;
   usage: LlmUsage;
@@ -138,6 +188,7 @@ export const ZERO_USAGE: LlmUsage = { inputTokens: 0, outputTokens: 0, totalToke
 
 /** A recorded model turn (the journal keeps exactly this). */
 interface Turn {
+  tier?: Tier;
   text: string;
   toolCalls?: LlmToolCall[];
   model: string;
@@ -236,6 +287,7 @@ export async function modelTurn(
     const call: ModelCall = {
       agentId: spec.agentId,
       step,
+      tier: spec.tier,
       model: r.model,
       provider: r.provider,
       usage: r.usage,
@@ -252,6 +304,7 @@ export async function modelTurn(
       });
     }
     const turn: Turn = {
+      tier: spec.tier,
       text: r.text,
       model: r.model,
       provider: r.provider,
@@ -274,17 +327,26 @@ interface ToolStepResult {
   success: boolean;
 }
 
-/** Runs `fn` over `items`, at most `n` at a time, keeping the order of results. */
-async function pool<T, R>(items: T[], n: number, fn: (x: T, i: number) => Promise<R>): Promise<R[]> {
+/**
+ * Runs `fn` over `items`, at most `n` at a time, keeping the order of results. On the first
+ * failure no new item starts, the running ones are stopped (scoped context), and the failure
+ * is thrown once all have settled.
+ */
+async function pool<T, R>(parent: AgentContext, items: T[], n: number, fn: (ctx: AgentContext, x: T, i: number) => Promise<R>): Promise<R[]> {
+  const { ctx, abort } = scopedContext(parent);
   const out = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const lane = async () => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       const i = next++;
-      out[i] = await fn(items[i]!, i);
+      out[i] = await fn(ctx, items[i]!, i);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, lane));
+  await allOrStop(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, lane), (reason) => {
+    failed = true;
+    abort(reason);
+  });
   return out;
 }
 
@@ -403,6 +465,7 @@ export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: Age
     calls.push({
       agentId: spec.agentId,
       step,
+      tier: turn.tier ?? spec.tier,
       model: turn.model,
       provider: turn.provider,
       usage: turn.usage,
@@ -412,7 +475,7 @@ export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: Age
     last = turn;
     if (!turn.toolCalls?.length || forced) break;
     messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
-    const results = await pool(turn.toolCalls, deps.parallelism, (c, j) => toolStep(ctx, deps, spec, c, `${step}-tool-${j + 1}`));
+    const results = await pool(ctx, turn.toolCalls, deps.parallelism, (sc, c, j) => toolStep(sc, deps, spec, c, `${step}-tool-${j + 1}`));
     toolCalls += results.length;
     for (const r of results) messages.push({ role: 'tool', toolCallId: r.callId, content: r.content });
   }

@@ -321,8 +321,8 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     const templates = loadTemplates(shipped(cfg.catalogs.templatesDir, './config/templates'));
     const skills = loadSkills(shipped(cfg.catalogs.skillsDir, './config/skills'));
     const catalogs = {
-      template: (name: string, version?: string) => void templates.get(name, version),
-      skill: (name: string, version?: string) => void skills.get(name, version),
+      template: (name: string, version?: string) => templates.get(name, version).version,
+      skill: (name: string, version?: string) => skills.get(name, version).version,
     };
     const llm = overrides.llm ?? stack.llm;
     app.llmRouter = stack.router;

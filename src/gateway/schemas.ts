@@ -17,7 +17,6 @@ export const EXECUTION_MODE_VALUES = EXECUTION_MODES;
 export const LIST_STATUS_FILTERS = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'CANCELED', 'TIMEOUT', 'PAUSED'] as const;
 
 /** How the fields that nothing implements yet are documented (src/actors/not-available.ts refuses them). */
-const NOT_YET_FIELD = 'Not available yet: a request that sets it is refused with 400 "<field> is not available yet"';
 const NOT_YET = 'Not available yet, refused with 400 "context.<key> is not available yet":';
 
 export const TaskSubmitRequest = Type.Object(
@@ -29,6 +28,7 @@ export const TaskSubmitRequest = Type.Object(
         'Key-value context. Read: system_prompt, prompt_params, model_tier and model_override (fallbacks for the top-level fields), ' +
           'role (tool allowlist: generalist (default), analysis, research, writer, critic, developer), ' +
           'template (alias template_name), template_version (default latest), disable_ai (runs the template with no model call), skill_version, ' +
+          'force_research, iterative_research_enabled, iterative_max_iterations, enable_fact_extraction (the research workflow), ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
           `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` +
           'Other keys are stored with the task.',
@@ -45,10 +45,19 @@ export const TaskSubmitRequest = Type.Object(
       }),
     ),
     skill: Type.Optional(Type.String({ maxLength: 200, description: 'A skill (GET /api/v1/skills): its instructions drive one agent with its tools' })),
-    research_strategy: Type.Optional(StringEnum(['quick', 'standard', 'deep', 'academic'] as const, { description: NOT_YET_FIELD })),
+    research_strategy: Type.Optional(
+      StringEnum(['quick', 'standard', 'deep', 'academic'] as const, {
+        description:
+          'Runs the deep-research workflow: sub-questions researched by agents with the research tools, a coverage loop (rounds: quick 1, standard 2, deep 3, academic 3; context.iterative_max_iterations 1-5), a cited report',
+      }),
+    ),
     max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'Tool rounds an agent may take before it must answer (default 10)' })),
     max_concurrent_agents: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'Most subtasks a standard or complex workflow plans (default 8)' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description: 'Most agents a complex, supervisor or research workflow runs at once (default: all of a plan, at most 8)',
+      }),
     ),
     enable_verification: Type.Optional(Type.Boolean({ description: 'Adds a verification step; its findings go into metadata.verification' })),
   },

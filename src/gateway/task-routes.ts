@@ -183,6 +183,7 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
           maxConcurrentAgents: body.max_concurrent_agents ?? 0,
           maxIterations: body.max_iterations ?? 0,
           skill: body.skill ?? '',
+          researchStrategy: body.research_strategy ?? '',
           enableVerification: body.enable_verification ?? false,
           idempotencyKey: idemKey ?? '',
           traceparent: req.headers.traceparent ?? '',

@@ -8,12 +8,14 @@
  *   within 120 s. Only `session_id` (the caller's session, resolved to its workspace) and the
  *   caller's `user_id` reach the tool. Arguments are validated against the tool's schema (400
  *   naming the field); over the tool's rate limit → 429. The result is the spec's execution
- *   result; a tool whose backend failed (a search API or a web page that cannot be reached)
- *   answers 502 with the error, and so does one whose backend is not configured (web_search
- *   without WEB_SEARCH_PROVIDER). Usage is recorded asynchronously by the registry.
+ *   result, `success: false` with the error for what the tool reports (a page that answered
+ *   404, a Python exception, its time limit); 502 `tool backend unavailable` only when the
+ *   service the tool depends on is down or not configured (a search API; web_search without
+ *   WEB_SEARCH_PROVIDER). Unknown body fields are refused (400). Usage is recorded
+ *   asynchronously by the registry.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
-import { badRequest, type Principal } from '../kernel/index.js';
+import { badRequest, notFound, type Principal } from '../kernel/index.js';
 import { requireSession } from '../sessions/index.js';
 import type { ToolExecution, ToolInfo, ToolRegistry } from '../tools/index.js';
 import { parseJsonBody, route, type Req } from './http.js';
@@ -61,6 +63,15 @@ function parseExecute(req: Req): { args: unknown; sessionId?: string } {
   return { args, sessionId: (b.session_id as string | null | undefined) || undefined };
 }
 
+/** The tool name of a path (percent-decoded; a malformed escape names no tool). */
+function toolName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw notFound(`Tool not found: ${raw}`);
+  }
+}
+
 export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: ToolRegistry }): void {
   const { tools } = d;
   route(
@@ -77,7 +88,7 @@ export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: To
     app,
     'get',
     '/api/v1/tools/:name',
-    admitted(d.admit, async (req) => toolJson(tools.describe(decodeURIComponent(req.params[0])))),
+    admitted(d.admit, async (req) => toolJson(tools.describe(toolName(req.params[0])))),
     d.ctx,
   );
   route(
@@ -85,7 +96,7 @@ export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: To
     'post',
     '/api/v1/tools/:name/execute',
     admittedReply(d.admit, async (req, p: Principal) => {
-      const name = decodeURIComponent(req.params[0]);
+      const name = toolName(req.params[0]);
       tools.describe(name); // 404 / 403 before the body is looked at
       const { args, sessionId } = parseExecute(req);
       const session = sessionId ? await requireSession(d.store.sql, sessionId, p) : undefined;

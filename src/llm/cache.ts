@@ -149,6 +149,19 @@ function trigrams(text: string): Map<string, number> {
   return m;
 }
 
+/**
+ * Whether two texts say the same numbers and the same negations. Character trigrams cannot
+ * tell "at 6.5%" from "at 7.5%" or "was signed" from "was not signed"; a cache hit by local
+ * similarity requires these to match exactly.
+ */
+export function sameFacts(a: string, b: string): boolean {
+  const facts = (s: string) =>
+    [...(s.match(/\d+(?:[.,]\d+)*/g) ?? []), ...(s.toLowerCase().match(/\b(?:not|no|never|none|without|n't|cannot|neither|nor)\b|n't\b/g) ?? [])]
+      .sort()
+      .join('|');
+  return facts(a) === facts(b);
+}
+
 /** Cosine similarity of two texts by character trigram counts (1 for equal texts, 0 for nothing shared). */
 export function textSimilarity(a: string, b: string): number {
   const x = trigrams(a);
@@ -281,7 +294,7 @@ export class LlmCache {
     if (embedder && vec) {
       for (const i of items) if (i.ei === embedder.id && i.e) consider(i.h, cosine(vec, dequantise(i.e)));
     } else {
-      for (const i of items) consider(i.h, textSimilarity(k.text, i.t));
+      for (const i of items) if (sameFacts(k.text, i.t)) consider(i.h, textSimilarity(k.text, i.t));
     }
     const found = best as { h: string; score: number } | undefined;
     if (!found || found.score < this.threshold) return undefined;

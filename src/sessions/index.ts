@@ -171,6 +171,8 @@ function toSession(r: SummaryRow): Session {
  * the session's id, anything else its external id), and resolves a session's names.
  */
 export interface SessionDirectory extends SessionRegistry {
+  /** The UUID of the owner's session known by `sessionId` (its id or external id), if the owner has one. */
+  ownedSessionId(sessionId: string, owner: string | null): Promise<string | undefined>;
   /** Records a compressed history summary in the session's context (`history_summary`). */
   recordHistorySummary(sessionId: string, owner: string | null, record: Record<string, unknown>): Promise<void>;
 }
@@ -196,6 +198,15 @@ export function sessionRegistry(sql: Sql): SessionDirectory {
         };
       });
       await sql`INSERT INTO sessions ${sql(rows)} ON CONFLICT DO NOTHING`;
+    },
+    async ownedSessionId(sessionId, owner) {
+      const rows = UUID_RE.test(sessionId)
+        ? await sql<{ id: string }[]>`SELECT id::text FROM sessions WHERE (id = ${sessionId}::uuid OR external_id = ${sessionId})
+            AND user_id IS NOT DISTINCT FROM ${owner}::uuid AND deleted_at IS NULL ORDER BY (id = ${sessionId}::uuid) DESC LIMIT 1`
+        : await sql<
+            { id: string }[]
+          >`SELECT id::text FROM sessions WHERE external_id = ${sessionId} AND user_id IS NOT DISTINCT FROM ${owner}::uuid AND deleted_at IS NULL LIMIT 1`;
+      return rows[0]?.id;
     },
     async namesOf(sessionId: string, owner: string | null) {
       const other = UUID_RE.test(sessionId)

@@ -89,6 +89,8 @@ export interface TaskStart {
   skill?: { name: string; version?: string };
   /** Verify the answer in a last step; findings go into metadata. */
   enable_verification?: boolean;
+  /** The deep-research workflow and its settings. */
+  research?: { strategy: string; maxIterations: number; iterative: boolean; factExtraction: boolean };
   trace_id?: string;
   submitted_at: string;
   /** The session was generated for this task (the client named none). */
@@ -135,6 +137,7 @@ export function startMessage(t: QueuedTask): TaskStart {
     ...(o.disable_ai ? { disable_ai: true } : {}),
     ...(o.skill ? { skill: o.skill as { name: string; version?: string } } : {}),
     ...(o.enable_verification ? { enable_verification: true } : {}),
+    ...(o.research ? { research: o.research as NonNullable<TaskStart['research']> } : {}),
     trace_id: t.trace_id ?? undefined,
     submitted_at: t.created_at.toISOString(),
     ...(o.new_session ? { new_session: true } : {}),

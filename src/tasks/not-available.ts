@@ -10,13 +10,10 @@
  */
 
 /** Top-level fields of the submission (REST body, gRPC SubmitOptions). */
-export const NOT_AVAILABLE_FIELDS = ['research_strategy'] as const;
+export const NOT_AVAILABLE_FIELDS: readonly string[] = [];
 
-/**
- * Keys of `context`: the deprecated fallback of the field above, research and swarm
- * workflows, and named agents run through the task endpoint.
- */
-export const NOT_AVAILABLE_CONTEXT_KEYS = ['research_strategy', 'force_research', 'force_swarm', 'agent', 'agent_input'] as const;
+/** Keys of `context`: the swarm workflow, and named agents run through the task endpoint. */
+export const NOT_AVAILABLE_CONTEXT_KEYS = ['force_swarm', 'agent', 'agent_input'] as const;
 
 const given = (v: unknown) => v !== undefined && v !== null && v !== '' && v !== false && v !== 0;
 

@@ -56,6 +56,57 @@ export interface Submission {
   /** A skill (markdown instructions) driving a single agent, and its version. */
   skill?: { name: string; version?: string };
   enableVerification?: boolean;
+  /** The deep-research workflow (research_strategy or context.force_research). */
+  research?: ResearchOptions;
+}
+
+export const RESEARCH_STRATEGIES = ['quick', 'standard', 'deep', 'academic'] as const;
+export type ResearchStrategy = (typeof RESEARCH_STRATEGIES)[number];
+
+export interface ResearchOptions {
+  strategy: ResearchStrategy;
+  /** Rounds of the coverage loop (1-5): iterative_max_iterations, else the strategy's preset. */
+  maxIterations: number;
+  /** iterative_research_enabled (default true): false runs one round. */
+  iterative: boolean;
+  /** enable_fact_extraction: structured facts into metadata. */
+  factExtraction: boolean;
+}
+
+/** Rounds of the coverage loop by strategy (iterative_max_iterations overrides). */
+export const RESEARCH_ROUNDS: Readonly<Record<ResearchStrategy, number>> = Object.freeze({ quick: 1, standard: 2, deep: 3, academic: 3 });
+
+function researchOf(top: string | undefined, context: Record<string, unknown>): ResearchOptions | undefined {
+  const strategy = top || fromContext(context, 'research_strategy');
+  if (strategy !== undefined && !(RESEARCH_STRATEGIES as readonly string[]).includes(strategy)) {
+    throw badRequest(`research_strategy must be one of: ${RESEARCH_STRATEGIES.join(', ')}`);
+  }
+  const flag = (k: string) => {
+    const v = Object.hasOwn(context, k) ? context[k] : undefined;
+    if (v !== undefined && v !== null && typeof v !== 'boolean') throw badRequest(`context.${k} must be a boolean`);
+    return v as boolean | undefined;
+  };
+  const force = flag('force_research');
+  const iterative = flag('iterative_research_enabled');
+  const facts = flag('enable_fact_extraction');
+  const itRaw = Object.hasOwn(context, 'iterative_max_iterations') ? context.iterative_max_iterations : undefined;
+  if (itRaw !== undefined && itRaw !== null && (typeof itRaw !== 'number' || !Number.isInteger(itRaw) || itRaw < 1 || itRaw > 5)) {
+    throw badRequest('context.iterative_max_iterations must be an integer from 1 to 5');
+  }
+  if (!strategy && !force) {
+    const stray = ['iterative_research_enabled', 'iterative_max_iterations', 'enable_fact_extraction'].find(
+      (k) => Object.hasOwn(context, k) && context[k] !== undefined && context[k] !== null,
+    );
+    if (stray) throw badRequest(`context.${stray} applies to the research workflow: set research_strategy or context.force_research`);
+    return undefined;
+  }
+  const s = (strategy ?? 'standard') as ResearchStrategy;
+  return {
+    strategy: s,
+    maxIterations: (itRaw as number | undefined) ?? (strategy ? RESEARCH_ROUNDS[s] : 3),
+    iterative: iterative ?? true,
+    factExtraction: facts ?? false,
+  };
 }
 
 /**
@@ -100,8 +151,9 @@ export type ModelChoiceCheck = (c: { tier: Tier; model?: string; provider?: stri
 
 /** Checks that a template or skill (and version) exists; throws a 400 otherwise. */
 export interface CatalogCheck {
-  template(name: string, version?: string): void;
-  skill(name: string, version?: string): void;
+  /** The version `version` resolves to (the latest when absent); 400 when there is none. */
+  template(name: string, version?: string): string;
+  skill(name: string, version?: string): string;
 }
 
 export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?: ModelChoiceCheck, catalogs?: CatalogCheck): Submission {
@@ -118,14 +170,15 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (topTier !== undefined && !isTier(topTier)) throw badRequest('model_tier must be one of: small, medium, large');
   if (ctxTier !== undefined && !isTier(ctxTier)) throw badRequest('context.model_tier must be one of: small, medium, large');
   // Accepted and ignored would pretend: what nothing implements yet is refused.
-  const notYet =
-    notAvailableField(
-      {
-        research_strategy: r.researchStrategy,
-      },
-      context,
-    ) ?? firstGiven(r.extraFields ?? {});
+  const notYet = notAvailableField({}, context) ?? firstGiven(r.extraFields ?? {});
   if (notYet) throw badRequest(notAvailableMessage(notYet));
+  if (
+    r.maxConcurrentAgents !== undefined &&
+    r.maxConcurrentAgents !== 0 &&
+    (!Number.isInteger(r.maxConcurrentAgents) || r.maxConcurrentAgents < 1 || r.maxConcurrentAgents > 100)
+  ) {
+    throw badRequest('max_concurrent_agents must be an integer from 1 to 100');
+  }
   const requested = r.mode || undefined;
   if (requested !== undefined && !isMode(requested)) throw badRequest(`invalid mode: ${requested}`);
   rolePreset(context.role); // an unknown role, or one this edition cannot run, is a 400
@@ -140,14 +193,18 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (context.disable_ai !== undefined && typeof context.disable_ai !== 'boolean') throw badRequest('context.disable_ai must be a boolean');
   const disableAi = context.disable_ai === true;
   if (disableAi && !tplName) throw badRequest('disable_ai runs a template without a model: it needs context.template');
-  if (tplName) catalogs?.template(tplName, tplVersion);
+  if (disableAi && r.enableVerification) throw badRequest('disable_ai cannot be combined with enable_verification: verification calls a model');
+  // The version is pinned at submission: a replay after a catalogue update runs the same one.
+  const tplPinned = tplName ? (catalogs?.template(tplName, tplVersion) ?? tplVersion) : undefined;
   // Skills: top-level `skill` over its deprecated context fallback; `skill_version` in context.
   const skillName = r.skill || fromContext(context, 'skill');
   const skillVersion = fromContext(context, 'skill_version');
   if (skillVersion && !skillName) throw badRequest('context.skill_version needs a skill');
   if (skillName && tplName) throw badRequest('a task runs either a skill or a template, not both');
-  if (skillName) catalogs?.skill(skillName, skillVersion);
-  const score = requested || tplName || skillName ? undefined : complexityScore(query);
+  const skillPinned = skillName ? (catalogs?.skill(skillName, skillVersion) ?? skillVersion) : undefined;
+  const research = researchOf(r.researchStrategy, context);
+  if (research && (tplName || skillName)) throw badRequest('the research workflow cannot be combined with a template or a skill');
+  const score = requested || tplName || skillName || research ? undefined : complexityScore(query);
   const tier = ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier;
   if (checkModel && (modelOverride || providerOverride)) checkModel({ tier, model: modelOverride, provider: providerOverride });
   return {
@@ -156,13 +213,14 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
     sessionId: r.sessionId || undefined,
     requestedMode: requested,
     // A skill drives one agent (standard); a template is its own pipeline (recorded as simple).
-    mode: requested ?? (skillName ? 'standard' : tplName ? 'simple' : modeForScore(score!)),
+    mode: requested ?? (research ? 'complex' : skillName ? 'standard' : tplName ? 'simple' : modeForScore(score!)),
     ...(score !== undefined ? { complexityScore: score } : {}),
     ...(r.maxIterations ? { maxIterations: r.maxIterations } : {}),
-    ...(tplName ? { template: { name: tplName, ...(tplVersion ? { version: tplVersion } : {}) } } : {}),
+    ...(tplName ? { template: { name: tplName, ...(tplPinned ? { version: tplPinned } : {}) } } : {}),
     ...(disableAi ? { disableAi } : {}),
-    ...(skillName ? { skill: { name: skillName, ...(skillVersion ? { version: skillVersion } : {}) } } : {}),
+    ...(skillName ? { skill: { name: skillName, ...(skillPinned ? { version: skillPinned } : {}) } } : {}),
     ...(r.enableVerification ? { enableVerification: true } : {}),
+    ...(research ? { research } : {}),
     tier,
     modelOverride,
     providerOverride,
@@ -201,6 +259,7 @@ export async function submitTask(
     disable_ai: s.disableAi,
     skill: s.skill,
     enable_verification: s.enableVerification,
+    research: s.research,
     // The client named no session: one was generated (the workflow then skips history).
     ...(s.sessionId ? {} : { new_session: true }),
   };

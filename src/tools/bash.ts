@@ -146,6 +146,7 @@ function runCommand(command: string, cwd: string, opts: BashOptions, signal: Abo
 export function bashTool(opts: BashOptions): Tool<BashArgs> {
   return {
     name: 'bash',
+    available: opts.enabled,
     description:
       "Run a bash command in the session's workspace folder (its working directory and HOME) and return its exit code, stdout and stderr. stdin is closed; the command is killed at the time limit.",
     category: 'code',

@@ -47,7 +47,7 @@ export interface ToolExecution {
   text: string;
   error: string | null;
   /** Why it failed: the tool's own kind, `timeout`, or `interrupted`. */
-  errorKind?: ToolError['kind'] | 'timeout' | 'aborted';
+  errorKind?: ToolError['kind'] | 'timeout' | 'aborted' | 'internal';
   metadata: Record<string, unknown>;
   executionTimeMs: number;
   costUsd: number;
@@ -286,7 +286,7 @@ function failureOf(err: unknown, own: AbortSignal, caller?: AbortSignal): { mess
   if (own.reason instanceof ToolTimeout && own.aborted) return { message: own.reason.message, kind: 'timeout' };
   if (caller?.aborted) return { message: 'tool call interrupted: its task was cancelled or stopped', kind: 'aborted' };
   if (err instanceof ToolError) return { message: err.message, kind: err.kind };
-  return { message: `tool failed: ${(err as Error)?.message ?? String(err)}`, kind: 'backend' };
+  return { message: `tool failed: ${(err as Error)?.message ?? String(err)}`, kind: 'internal' };
 }
 
 function infoOf(t: Tool): ToolInfo {

@@ -42,6 +42,8 @@ export interface Tool<A extends Record<string, unknown> = Record<string, unknown
   costPerUse: number;
   /** Never listed, never executed directly; inside workflows only where a role allows it. */
   dangerous: boolean;
+  /** False when the operator has not enabled it (bash without TOOLS_ENABLE_BASH): not offered to models. */
+  available?: boolean;
   /** The setting that holds its calls-per-minute limit, if rate limited (e.g. WEB_SEARCH_RATE_LIMIT). */
   rateLimitSetting?: string;
   /**

@@ -15,8 +15,19 @@
  *   roles (ROLE_ASSIGNED) and delegates (DELEGATION), reports progress (TEAM_STATUS) and
  *   retires the team (TEAM_RETIRED).
  */
-import { Budget, modelTurn, runAgentLoop, type AgentDeps, type AgentOutput, type AgentSpec, type BudgetLimits, type ModelCall } from '../agents/index.js';
-import { AppError, Code, UUID_RE, isTier, rolePreset, roleTools, type Tier } from '../kernel/index.js';
+import {
+  Budget,
+  allOrStop,
+  modelTurn,
+  runAgentLoop,
+  scopedContext,
+  type AgentDeps,
+  type AgentOutput,
+  type AgentSpec,
+  type BudgetLimits,
+  type ModelCall,
+} from '../agents/index.js';
+import { AppError, Code, isTier, rolePreset, roleTools, type Tier } from '../kernel/index.js';
 import type { ChatMessage, LlmProvider, LlmUsage, ModelCallRecord, UsageStore } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import { applyWindow, loadTurns, summaryPrompt, type SessionDirectory, turnsToMessages, windowSettings, withSummary } from '../sessions/index.js';
@@ -83,12 +94,17 @@ const sumUsage = (us: LlmUsage[]): LlmUsage =>
 async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart, agent: AgentDeps) {
   return ctx.step('history', async () => {
     const owner = t.user_id ?? null;
-    const sessionUuid = UUID_RE.test(t.session_id) ? t.session_id : (await deps.sessions.namesOf(t.session_id, owner)).find((n) => UUID_RE.test(n));
+    // The workspace of the caller's own session only: a UUID naming another user's session gives none.
+    const sessionUuid = await deps.sessions.ownedSessionId(t.session_id, owner);
     const w = windowSettings(t.context, deps.history);
     // A session the service generated for this task has no earlier turns: no query.
     const turns = t.new_session ? [] : await loadTurns(deps, t, w.window);
     const win = applyWindow(turnsToMessages(turns), w);
     const info = { total: win.total, kept: win.messages.length, dropped: win.dropped, window: w.window, preset: w.preset };
+    // disable_ai: no model call at all, so the middle of a long history is dropped, not summarised.
+    if (win.toCompress && t.disable_ai) {
+      return { messages: win.messages, info: { ...info, dropped: win.toCompress.length }, sessionUuid, summaryCall: undefined as ModelCall | undefined };
+    }
     if (!win.toCompress) return { messages: win.messages, info, sessionUuid, summaryCall: undefined as ModelCall | undefined };
     const target = Math.max(1, Math.floor(w.targetRatio * w.window) - win.messages.length);
     ctx.emit('PROGRESS', 'orchestrator', `Compressing ${win.toCompress.length} earlier messages of the session`, {
@@ -103,7 +119,7 @@ async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
       temperature: 0.2,
       signal: ctx.signal,
     });
-    const call: ModelCall = { agentId: 'history', step: 'history', model: r.model, provider: r.provider, usage: r.usage };
+    const call: ModelCall = { agentId: 'history', step: 'history', tier: 'small', model: r.model, provider: r.provider, usage: r.usage };
     agent.budget?.afterCall(ctx, 'history', r.usage);
     await agent.onModelCall?.(call);
     const messages = withSummary(win, w, r.text);
@@ -186,7 +202,14 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
   if (t.skill && !skill) throw new AppError(Code.FailedPrecondition, `skill ${t.skill.name} is not available in this worker`);
   // A skill's role applies unless the task names one.
   const role = rolePreset(t.context.role ?? skill?.role);
-  const registered = deps.tools ? deps.tools.names().map((n) => ({ name: n, dangerous: deps.tools!.get(n)!.dangerous })) : [];
+  // Tools the operator has not enabled (bash without TOOLS_ENABLE_BASH) are not offered.
+  const registered = deps.tools
+    ? deps.tools
+        .names()
+        .map((n) => deps.tools!.get(n)!)
+        .filter((x) => x.available !== false)
+        .map((x) => ({ name: x.name, dangerous: x.dangerous }))
+    : [];
   const allowedTools = roleTools(role, registered);
   // A skill narrows the role's tools to the ones it lists.
   const roleToolNames = skill && skill.tools.length ? allowedTools.filter((n) => skill.tools.includes(n)) : allowedTools;
@@ -206,7 +229,14 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
   let agentsUsed = 1;
 
   let template: Record<string, unknown> | undefined;
-  if (t.template) {
+  let research: Record<string, unknown> | undefined;
+  if (t.research) {
+    const r = await runResearch(ctx, deps, agent, t, base, { sys, past, user, tools: roleToolNames, researchTools: researchToolsOf(roleToolNames, t) });
+    final = r.final;
+    outputs.push(...r.outputs);
+    research = r.info;
+    agentsUsed = r.agents;
+  } else if (t.template) {
     const r = await runTemplate(ctx, deps, agent, t, base);
     final = r.final;
     outputs.push(...r.outputs);
@@ -266,7 +296,9 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     const limit = Math.max(1, t.max_concurrent_agents ?? MAX_SUBTASKS);
     const slots = new Semaphore(limit);
     const results = new Map<string, Promise<AgentOutput>>();
-    let finished = 0;
+    // One scope for the plan's agents: a failing subtask stops the others.
+    const group = scopedContext(ctx);
+    const done = new Set<string>();
     const runSub = (s: Subtask, i: number): Promise<AgentOutput> => {
       const agentId = `agent-${i + 1}`;
       return (async () => {
@@ -277,7 +309,7 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
           const context = needed.length
             ? `\n\nResults of the subtasks it depends on:\n${needed.map((o, j) => `[${s.dependencies[j]}] ${o.text}`).join('\n\n')}`
             : '';
-          const out = await runAgentLoop(ctx, agent, {
+          const out = await runAgentLoop(group.ctx, agent, {
             ...base,
             ...(s.modelTier && !t.model_override ? { tier: s.modelTier } : {}),
             agentId,
@@ -298,11 +330,14 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
             },
             onComplete: supervisor
               ? () => {
-                  finished++;
-                  ctx.emit('TEAM_STATUS', lead, `${finished} of ${subtasks.length} subtasks done`, { completed: finished, total: subtasks.length, last: s.id });
+                  // Counted from the subtasks done so far, replayed ones included.
+                  done.add(s.id);
+                  const completed = done.size;
+                  ctx.emit('TEAM_STATUS', lead, `${completed} of ${subtasks.length} subtasks done`, { completed, total: subtasks.length, last: s.id });
                 }
               : undefined,
           });
+          done.add(s.id);
           return out;
         } finally {
           slots.release();
@@ -310,7 +345,10 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
       })();
     };
     subtasks.forEach((s, i) => results.set(s.id, runSub(s, i)));
-    const subOuts = await Promise.all(subtasks.map((s) => results.get(s.id)!));
+    const subOuts = await allOrStop(
+      subtasks.map((s) => results.get(s.id)!),
+      (reason) => group.abort(reason),
+    );
     outputs.push(...subOuts);
     agentsUsed = subOuts.length;
     if (subOuts.length === 1 && deps.synthBypassSingle) {
@@ -372,6 +410,7 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
       role: role.name,
       tool_calls: toolCalls,
       ...(template ? { template } : {}),
+      ...(research ? { research } : {}),
       ...(skill ? { skill: { name: skill.name, version: skill.version, key: skill.key, content_hash: skill.contentHash } } : {}),
       ...(verification ? { verification } : {}),
       ...(t.complexity_score !== undefined ? { mode_selection: { auto: true, mode: t.mode, complexity_score: t.complexity_score } } : {}),
@@ -418,6 +457,18 @@ async function runTemplate(ctx: WorkflowContext, deps: WorkflowDeps, agent: Agen
       agentOuts.push(asOutput(agentId, name, turn));
       last = turn;
     } else {
+      const tool = step.type === 'tool' ? deps.tools?.get(step.tool) : undefined;
+      if (step.type === 'tool' && !tool) throw new AppError(Code.FailedPrecondition, `template ${tpl.key} step "${step.id}": unknown tool ${step.tool}`);
+      // A tool that is not safe to run twice, cut off by a crash, is not run again.
+      if (tool && !tool.retryable) {
+        if (!ctx.isRecorded(name) && ctx.isRecorded(`${name}-started`)) {
+          throw new AppError(
+            Code.FailedPrecondition,
+            `template ${tpl.key} step "${step.id}" was interrupted by a worker stop; ${tool.name} is not safe to run twice, so the task stops here`,
+          );
+        }
+        await ctx.step(`${name}-started`, async () => true);
+      }
       const text = await ctx.step(name, async () => {
         ctx.emit('PROGRESS', agentId, `Template ${tpl.key}: step ${step.id}`, { stage: 'template_step', template: tpl.key, step: step.id, type: step.type });
         if (step.type === 'text') return step.render(outputs).text;
@@ -442,6 +493,192 @@ async function runTemplate(ctx: WorkflowContext, deps: WorkflowDeps, agent: Agen
     final: { text: finalText, model: last.model, provider: last.provider },
     outputs: agentOuts,
     info: { name: tpl.name, version: tpl.version, key: tpl.key, content_hash: tpl.contentHash, steps: plan.steps.length, disable_ai: !!t.disable_ai },
+  };
+}
+
+/** Sub-questions per round by research strategy. */
+const RESEARCH_QUESTIONS: Readonly<Record<string, number>> = Object.freeze({ quick: 2, standard: 3, deep: 4, academic: 5 });
+
+/** The research agents' tools: the research role's, within what the task's role allows (generalist: all of them). */
+function researchToolsOf(roleToolNames: string[], t: TaskStart): string[] {
+  const research = ['web_search', 'web_fetch', 'web_subpage_fetch', 'web_crawl'];
+  if (t.context.role) return roleToolNames;
+  return roleToolNames.filter((n) => research.includes(n));
+}
+
+/** A JSON array of strings from a model's answer (the first array in it), or undefined. */
+function stringsOf(text: string): string[] | undefined {
+  try {
+    const m = /\[[\s\S]*\]/.exec(text);
+    const v = m ? (JSON.parse(m[0]) as unknown) : undefined;
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.trim().length > 0).map((x) => x.trim()) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The deep-research workflow (research_strategy / context.force_research): the question is
+ * broken into sub-questions; research agents (the research tools, citing their sources)
+ * answer them in parallel (max_concurrent_agents at a time); with iterative research a
+ * coordinator checks coverage after each round and the gaps become the next round's
+ * sub-questions, up to the strategy's rounds; a synthesizer writes the cited report; with
+ * enable_fact_extraction, facts with their sources go into metadata.
+ */
+async function runResearch(
+  ctx: WorkflowContext,
+  deps: WorkflowDeps,
+  agent: AgentDeps,
+  t: TaskStart,
+  base: BaseSpec,
+  c: { sys: ChatMessage; past: ChatMessage[]; user: ChatMessage; tools: string[]; researchTools: string[] },
+) {
+  const opts = t.research!;
+  const perRound = RESEARCH_QUESTIONS[opts.strategy] ?? 3;
+  const rounds = opts.iterative ? opts.maxIterations : 1;
+  const outs: AgentOutput[] = [];
+  const plan = await modelTurn(
+    ctx,
+    agent,
+    { ...base, agentId: 'research-planner' },
+    'research-plan',
+    [
+      {
+        role: 'system',
+        content: `Break the research question into at most ${perRound} focused sub-questions that together answer it. Respond with a JSON array of strings.`,
+      },
+      ...c.past,
+      c.user,
+    ],
+    undefined,
+    { announce: true, emitOutput: false },
+  );
+  outs.push(asOutput('research-planner', 'research-plan', plan));
+  let questions = (stringsOf(plan.text) ?? [t.query]).slice(0, perRound);
+  const findings: { question: string; answer: string; round: number }[] = [];
+  const coverage: { round: number; complete: boolean; gaps: string[] }[] = [];
+  const slots = new Semaphore(Math.max(1, t.max_concurrent_agents ?? perRound));
+  let agents = 0;
+  let roundsRun = 0;
+  const group = scopedContext(ctx);
+  for (let round = 1; round <= rounds && questions.length; round++) {
+    roundsRun = round;
+    const answers = await allOrStop(
+      questions.map(async (q, i) => {
+        await slots.acquire();
+        try {
+          const agentId = `researcher-${round}-${i + 1}`;
+          return await runAgentLoop(group.ctx, agent, {
+            ...base,
+            agentId,
+            stepPrefix: `research-${round}-${i + 1}`,
+            tools: c.researchTools,
+            messages: [
+              {
+                role: 'system',
+                content:
+                  'You are a research agent. Find reliable sources for your sub-question with the tools you have (search, then read the pages), ' +
+                  'and answer it with the facts you found, citing each source by its URL. Say plainly what you could not find.',
+              },
+              { role: 'user', content: `Research question: ${t.query}\n\nYour sub-question: ${q}` },
+            ],
+            onStart: () => ctx.emit('PROGRESS', agentId, `Researching: ${q}`, { stage: 'research', round, question: q }),
+          });
+        } finally {
+          slots.release();
+        }
+      }),
+      (reason) => group.abort(reason),
+    );
+    agents += answers.length;
+    outs.push(...answers);
+    answers.forEach((a, i) => findings.push({ question: questions[i]!, answer: a.text, round }));
+    if (round === rounds) break;
+    const check = await modelTurn(
+      ctx,
+      agent,
+      { ...base, agentId: 'research-coordinator' },
+      `research-coverage-${round}`,
+      [
+        {
+          role: 'system',
+          content: `You check research coverage. Given the question and the findings so far, respond with JSON: {"complete": true|false, "gaps": [at most ${perRound} sub-questions still unanswered]}.`,
+        },
+        { role: 'user', content: `Question: ${t.query}\n\nFindings:\n${findings.map((f) => `- ${f.question}: ${f.answer}`).join('\n')}` },
+      ],
+      undefined,
+      { announce: true, emitOutput: false },
+    );
+    outs.push(asOutput('research-coordinator', `research-coverage-${round}`, check));
+    let complete = true;
+    let gaps: string[] = [];
+    try {
+      const m = /\{[\s\S]*\}/.exec(check.text);
+      const v = m ? (JSON.parse(m[0]) as { complete?: unknown; gaps?: unknown }) : undefined;
+      complete = v?.complete !== false;
+      gaps = Array.isArray(v?.gaps) ? v.gaps.filter((g): g is string => typeof g === 'string' && g.trim().length > 0).slice(0, perRound) : [];
+    } catch {
+      /* not JSON: treated as complete */
+    }
+    coverage.push({ round, complete, gaps });
+    if (complete || !gaps.length) break;
+    questions = gaps;
+  }
+  const report = await modelTurn(
+    ctx,
+    agent,
+    { ...base, agentId: 'synthesizer' },
+    'research-synthesis',
+    [
+      c.sys,
+      ...c.past,
+      {
+        role: 'user',
+        content:
+          `Write a research report that answers: ${t.query}\n` +
+          `${opts.strategy === 'academic' ? 'Use an academic register and a references section. ' : ''}Cite the sources the findings name, by URL; do not add sources that are not in them.\n\n` +
+          findings.map((f, i) => `[${i + 1}] ${f.question}\n${f.answer}`).join('\n\n'),
+      },
+    ],
+    undefined,
+    { announce: true },
+  );
+  outs.push(asOutput('synthesizer', 'research-synthesis', report));
+  let facts: unknown[] | undefined;
+  if (opts.factExtraction) {
+    const f = await modelTurn(
+      ctx,
+      agent,
+      { ...base, agentId: 'fact-extractor' },
+      'research-facts',
+      [
+        { role: 'system', content: 'Extract the factual claims of the report as a JSON array of {"fact": "...", "source": "<URL or null>"}.' },
+        { role: 'user', content: report.text },
+      ],
+      undefined,
+      { announce: true, emitOutput: false },
+    );
+    outs.push(asOutput('fact-extractor', 'research-facts', f));
+    try {
+      const m = /\[[\s\S]*\]/.exec(f.text);
+      const v = m ? (JSON.parse(m[0]) as unknown) : undefined;
+      facts = Array.isArray(v) ? v : [];
+    } catch {
+      facts = [];
+    }
+  }
+  return {
+    final: report,
+    outputs: outs,
+    agents,
+    info: {
+      strategy: opts.strategy,
+      rounds: roundsRun,
+      max_rounds: rounds,
+      questions: findings.map((f) => ({ round: f.round, question: f.question })),
+      coverage,
+      ...(facts ? { facts } : {}),
+    },
   };
 }
 
@@ -484,7 +721,7 @@ const recordOf = (t: TaskStart, c: ModelCall): ModelCallRecord => ({
   agentId: c.agentId,
   model: c.model,
   provider: c.provider,
-  tier: t.model_tier,
+  tier: c.tier ?? t.model_tier,
   inputTokens: c.usage.inputTokens,
   outputTokens: c.usage.outputTokens,
   totalTokens: c.usage.totalTokens,
@@ -500,14 +737,24 @@ function modelTurnInStep(ctx: WorkflowContext, agent: AgentDeps, spec: Pick<Agen
 function asOutput(
   agentId: string,
   step: string,
-  t: { text: string; model: string; provider: string; usage: LlmUsage; cacheHit?: boolean; cacheScore?: number },
+  t: { text: string; model: string; provider: string; usage: LlmUsage; cacheHit?: boolean; cacheScore?: number; tier?: Tier },
 ): AgentOutput {
   return {
     text: t.text,
     model: t.model,
     provider: t.provider,
     usage: t.usage,
-    calls: [{ agentId, step, model: t.model, provider: t.provider, usage: t.usage, ...(t.cacheHit ? { cacheHit: true, cacheScore: t.cacheScore } : {}) }],
+    calls: [
+      {
+        agentId,
+        step,
+        ...(t.tier ? { tier: t.tier } : {}),
+        model: t.model,
+        provider: t.provider,
+        usage: t.usage,
+        ...(t.cacheHit ? { cacheHit: true, cacheScore: t.cacheScore } : {}),
+      },
+    ],
     toolCalls: 0,
   };
 }

@@ -44,6 +44,8 @@ export type Reply =
       finishReason?: string;
       /** null: send no usage at all. Default: estimated from the text (4 chars per token). */
       usage?: Usage | null;
+      /** Wait this long before answering (a slow model). */
+      delayMs?: number;
     }
   | { type: 'error'; status: number; message?: string; errorType?: string; code?: string; headers?: Record<string, string> }
   /** Streaming: send these deltas, then destroy the socket. Non-streaming or no deltas: destroy before any response. */
@@ -157,7 +159,9 @@ export async function startOpenAiServer(): Promise<OpenAiTestServer> {
       }
       const next = queue.length ? queue.shift()! : fallback;
       const reply = typeof next === 'function' ? next(rec) : next;
-      respond(rec, reply, res, `chatcmpl-test-${++seq}`);
+      const id = `chatcmpl-test-${++seq}`;
+      if (reply.type === 'completion' && reply.delayMs) setTimeout(() => respond(rec, reply, res, id), reply.delayMs);
+      else respond(rec, reply, res, id);
     });
   });
 
