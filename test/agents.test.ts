@@ -9,7 +9,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAiProvider, UsageStore } from '../src/llm/index.js';
-import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { createClient, type Interceptor } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { StatusCode } from '../src/gen/svc/v1/common_pb.js';
+import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
+import { TEST_RPC_TOKEN, json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
 
 let llm: OpenAiTestServer;
@@ -245,6 +249,16 @@ describe('budgets', () => {
       .filter((e) => e.type === 'BUDGET_THRESHOLD');
     expect(thresholds.map((e) => e.payload.threshold)).toEqual([0.8, 1]);
     expect(thresholds[0].payload).toMatchObject({ budget: 'MAX_TOKENS_PER_REQUEST', used: 90, limit: 100, unit: 'tokens' });
+    // Over gRPC the task's status code says why it ended.
+    const asSystem: Interceptor = (next) => (req) => {
+      req.header.set('authorization', `Bearer ${TEST_RPC_TOKEN}`);
+      req.header.set('x-caller-kind', 'system');
+      return next(req);
+    };
+    const orch = createClient(OrchestratorService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${b.app.grpcPort}`, interceptors: [asSystem] }));
+    const st = await orch.getTaskStatus({ taskId: id });
+    expect(st.statusCode).toBe(StatusCode.BUDGET_EXCEEDED);
+    expect(st.errorMessage).toBe('budget exceeded: MAX_TOKENS_PER_REQUEST (135 of 100 tokens used)');
   });
 });
 

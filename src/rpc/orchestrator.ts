@@ -83,10 +83,27 @@ function rowToStatus(r: TaskRow) {
     }),
     metadata: (r.metadata ?? {}) as JsonObject,
     metrics: metricsOf(r),
+    statusCode: statusCodeOf(r),
     createdAt: timestampFromDate(r.created_at),
     updatedAt: timestampFromDate(r.updated_at),
     completedAt: r.completed_at ? timestampFromDate(r.completed_at) : undefined,
   });
+}
+
+/** Why the task ended, as the gRPC status code: a budget stop is BUDGET_EXCEEDED. */
+function statusCodeOf(r: TaskRow): StatusCode {
+  switch (r.status) {
+    case 'TASK_STATUS_COMPLETED':
+      return StatusCode.OK;
+    case 'TASK_STATUS_TIMEOUT':
+      return StatusCode.TIMEOUT;
+    case 'TASK_STATUS_FAILED':
+      return (r.metadata as Record<string, unknown> | null)?.error_code === 'ResourceExhausted' ? StatusCode.BUDGET_EXCEEDED : StatusCode.ERROR;
+    case 'TASK_STATUS_CANCELLED':
+      return StatusCode.ERROR;
+    default:
+      return StatusCode.UNSPECIFIED;
+  }
 }
 
 /** The task's execution metrics: latency, tokens, cache use, agents, mode (from the row and its metadata). */

@@ -15,7 +15,7 @@ import { JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetst
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
 import { CONSUMERS, PublishError, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
-import { AppError, toAppError, type Logger } from '../kernel/index.js';
+import { AppError, Code, toAppError, type Logger } from '../kernel/index.js';
 import { readControl, type ControlState, type TaskOutcome, type TaskStart, type TaskStore } from '../tasks/index.js';
 import { BusDesync, HandBack, WorkflowContext } from './context.js';
 
@@ -372,7 +372,12 @@ export class Worker {
         return;
       }
       log.error({ err }, 'workflow failed');
-      await this.finish(ctx, task, { status: 'TASK_STATUS_FAILED', error: app.isPublic ? app.message : `internal error: ${app.message}` });
+      // The error's code is kept (metadata.error_code): a budget stop is resource_exhausted.
+      await this.finish(ctx, task, {
+        status: 'TASK_STATUS_FAILED',
+        error: app.isPublic ? app.message : `internal error: ${app.message}`,
+        metadata: { error_code: Code[app.code] },
+      });
       entry.msg.ack();
     } finally {
       clearTimeout(timer);
