@@ -16,7 +16,7 @@ import { AgentState, ExecutionMode, StatusCode } from '../src/gen/svc/v1/common_
 import { AgentService, type StreamExecuteTaskResponse } from '../src/gen/svc/v1/agent_pb.js';
 import { SessionService } from '../src/gen/svc/v1/session_pb.js';
 import { OpenAiProvider } from '../src/llm/index.js';
-import { TEST_RPC_TOKEN, startTestApp, type TestApp } from './helpers/app.js';
+import { TEST_RPC_TOKEN, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
 
 let t: TestApp;
@@ -208,6 +208,11 @@ describe('ExecuteTask', () => {
     expect(second.find((x) => x.role === 'assistant').tool_calls[0]).toMatchObject({ id: 'call_1', function: { name: 'calculator' } });
     expect(second.find((x) => x.role === 'tool')).toMatchObject({ tool_call_id: 'call_1' });
     expect(second.find((x) => x.role === 'tool').content).toContain('8');
+    // Both model calls are recorded under the run's task id.
+    await waitFor(async () => {
+      const [row] = await t.app.store.sql`SELECT count(*)::int AS n, sum(total_tokens)::int AS tokens FROM llm_calls WHERE task_id = ${taskId}::uuid`;
+      return row!.n === 2 && row!.tokens === 75 ? true : undefined;
+    });
   });
 
   it("without available_tools the agent is offered the role's tools: the generalist's (never bash), a writer's file_read only", async () => {

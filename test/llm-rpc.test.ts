@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ModelTier } from '../src/gen/svc/v1/common_pb.js';
 import { LLMService, type StreamCompleteResponse } from '../src/gen/svc/v1/llm_pb.js';
 import { OpenAiProvider } from '../src/llm/index.js';
-import { TEST_RPC_TOKEN, json, startTestApp, type TestApp } from './helpers/app.js';
+import { TEST_RPC_TOKEN, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
 
 let t: TestApp;
@@ -150,6 +150,12 @@ describe('Complete and StreamComplete', () => {
       { role: 'system', content: 'Answer briefly.' },
       { role: 'user', content: 'Capital of France?' },
     ]);
+    // Recorded like every model call (no task), asynchronously.
+    await waitFor(async () => {
+      const rows = await t.app.store
+        .sql`SELECT tier, total_tokens FROM llm_calls WHERE agent_id = 'llm-service' AND task_id IS NULL AND total_tokens = 15 AND model = 'm-medium'`;
+      return rows.length ? rows : undefined;
+    });
   });
 
   it('Complete: defaults (MAX_TOKENS, the default tier), and tools with the calls the model asks for', async () => {

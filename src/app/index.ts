@@ -367,6 +367,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       const sessionsRpc = createSessionService({ sql: store.sql, tasks: store, log });
       const llmRpc = createLlmService({
         llm,
+        usage: new UsageStore(sql, log),
         router: stack.router,
         log,
         defaultTier: cfg.llm.defaultTier,
@@ -475,6 +476,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     if (cfg.roles.has('agent') && tools) {
       const agentRpc = createAgentService({
         llm,
+        usage: new UsageStore(sql, log),
         tools,
         log,
         version: VERSION,

@@ -10,7 +10,8 @@ import type { Logger } from '../kernel/index.js';
 import { Batcher, type Sql } from '../store/index.js';
 
 export interface ModelCallRecord {
-  taskId: string;
+  /** The task (workflow or AgentService run); absent for LLMService calls, which have none. */
+  taskId?: string;
   step: string;
   agentId: string;
   model: string;
@@ -66,8 +67,8 @@ export class UsageStore {
   private async insert(rs: ModelCallRecord[]): Promise<void> {
     if (!rs.length) return;
     const rows = rs.map((r) => ({
-      id: `${r.taskId}:${r.step}`,
-      task_id: r.taskId,
+      id: `${r.taskId ?? r.agentId}:${r.step}`,
+      task_id: r.taskId ?? null,
       agent_id: r.agentId,
       model: r.model,
       provider: r.provider,

@@ -63,7 +63,7 @@ import {
   type Principal,
   type Tier,
 } from '../kernel/index.js';
-import { LlmError, type ChatMessage, type LlmProvider, type LlmUsage } from '../llm/index.js';
+import { LlmError, type ChatMessage, type LlmProvider, type LlmUsage, type UsageStore } from '../llm/index.js';
 import type { ToolInfo, ToolRegistry } from '../tools/index.js';
 import { actingPrincipal, callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
@@ -89,6 +89,8 @@ export interface AgentServiceDeps {
   budgets?: BudgetLimits;
   /** python_executor's memory limit, reported as max_memory_mb. */
   maxMemoryMb?: number;
+  /** Where each model call is recorded (llm_calls, under the run's task id). */
+  usage?: UsageStore;
   /** The router's check of a model choice (400 for an unknown model or provider). */
   checkModel?: (c: { tier: Tier; model?: string; provider?: string }) => void;
   /** The caller's session named by UUID or external id, as its UUID (404 when not theirs); absent: session_id refused. */
@@ -378,6 +380,24 @@ export function createAgentService(d: AgentServiceDeps): ServiceImpl<typeof Agen
       temperature: d.temperature ?? 0.7,
       partialChunkChars: d.partialChunkChars ?? 64,
       ...(p.budget ? { budget: p.budget } : {}),
+      ...(d.usage
+        ? {
+            onModelCall: async (c) =>
+              d.usage!.recordModelCall({
+                taskId: p.taskId,
+                step: c.step,
+                agentId: c.agentId,
+                model: c.model,
+                provider: c.provider,
+                tier: c.tier ?? d.defaultTier ?? 'small',
+                inputTokens: c.usage.inputTokens,
+                outputTokens: c.usage.outputTokens,
+                totalTokens: c.usage.totalTokens,
+                costUsd: c.usage.costUsd,
+                cacheHit: !!c.cacheHit,
+              }),
+          }
+        : {}),
     };
     let status = StatusCode.OK;
     let result = '';

@@ -10,6 +10,7 @@
  * FAILED_PRECONDITION. CountTokens is an estimate (estimateTokens: about 4 characters per
  * token), and says so in its answer.
  */
+import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { ModelTier, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
@@ -24,7 +25,16 @@ import {
   type StreamCompleteResponse,
 } from '../gen/svc/v1/llm_pb.js';
 import { AppError, Code, MODEL_TIER_BY_NAME, TIER_BY_ENUM, badRequest, createLogger, unavailable, type Logger, type Tier } from '../kernel/index.js';
-import { estimateTokens, listProviderModels, type ChatMessage, type LlmProvider, type LlmRequest, type LlmRouter, type LlmTool } from '../llm/index.js';
+import {
+  estimateTokens,
+  listProviderModels,
+  type ChatMessage,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmRouter,
+  type LlmTool,
+  type UsageStore,
+} from '../llm/index.js';
 import { callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
 
@@ -39,6 +49,8 @@ export interface LlmServiceDeps {
   maxTokens?: number;
   /** TEMPERATURE (default 0.7). */
   temperature?: number;
+  /** Where each call is recorded (llm_calls, agent `llm-service`, no task). */
+  usage?: UsageStore;
 }
 
 /** Inputs of one Embed call at most (the OpenAI embeddings API's limit). */
@@ -122,6 +134,18 @@ async function complete(
   const r = await d.llm.complete(toLlmRequest(d, req, ctx.signal), onDelta);
   // The request's tier, as asked or defaulted (the answering model's own tier may differ after a fallback).
   const tier = tierOf(req.tier, d);
+  d.usage?.recordModelCall({
+    step: randomUUID(),
+    agentId: 'llm-service',
+    model: r.model,
+    provider: r.provider,
+    tier,
+    inputTokens: r.usage.inputTokens,
+    outputTokens: r.usage.outputTokens,
+    totalTokens: r.usage.totalTokens,
+    costUsd: r.usage.costUsd,
+    cacheHit: !!r.cacheHit,
+  });
   return create(CompleteResponseSchema, {
     text: r.text,
     toolCalls: (r.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
