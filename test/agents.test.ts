@@ -306,3 +306,47 @@ describe('response cache (ENABLE_CACHE, through the configured provider)', () =>
     expect(llm.requests).toHaveLength(2);
   });
 });
+
+describe('budgets enforced by the model layer (LLM_DISABLE_BUDGETS=0)', () => {
+  let b: TestApp;
+  beforeAll(async () => {
+    b = await startTestApp(
+      { MAX_TOKENS_PER_REQUEST: '100', MAX_COST_PER_REQUEST: '0', LLM_DISABLE_BUDGETS: '0' },
+      {
+        llm: new OpenAiProvider({
+          baseUrl: llm.baseUrl,
+          apiKey: 'sk-test',
+          models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
+          timeoutMs: 10_000,
+        }),
+      },
+    );
+  });
+  afterAll(async () => {
+    await b?.stop();
+  });
+
+  it('refuses the call past the limit the same way; the workflow emits no BUDGET_THRESHOLD', async () => {
+    llm.setDefault({
+      type: 'completion',
+      content: '',
+      toolCalls: [{ id: 'b1', name: 'calculator', arguments: '{"expression":"1"}' }],
+      usage: { prompt_tokens: 40, completion_tokens: 5, total_tokens: 45 },
+    });
+    const r = await fetch(`${b.base}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'spend', mode: 'standard' }),
+    });
+    const { task_id: id } = await json(r);
+    const s = await waitFor(async () => {
+      const x = await json(await fetch(`${b.base}/api/v1/tasks/${id}`));
+      return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
+    }, 30_000);
+    expect(s.status).toBe('TASK_STATUS_FAILED');
+    expect(s.error).toBe('budget exceeded: MAX_TOKENS_PER_REQUEST (135 of 100 tokens used)');
+    expect(llm.requests).toHaveLength(3);
+    const { events } = await readSse(`${b.base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 30_000 });
+    expect(events.some((e) => e.event === 'BUDGET_THRESHOLD')).toBe(false);
+  });
+});

@@ -18,7 +18,8 @@
  * Budgets are checked before every model call (`Budget.beforeCall`).
  */
 import { AppError, Code, type Tier } from '../kernel/index.js';
-import type { ChatMessage, LlmProvider, LlmResult, LlmTool, LlmToolCall, LlmUsage } from '../llm/index.js';
+import type { Budget, ChatMessage, LlmProvider, LlmResult, LlmTool, LlmToolCall, LlmUsage } from '../llm/index.js';
+export { Budget, BudgetExceeded, type BudgetLimits } from '../llm/index.js';
 import type { EventType } from '../bus/index.js';
 
 /**
@@ -252,7 +253,7 @@ export interface TurnOptions {
 export async function modelTurn(
   ctx: AgentContext,
   deps: AgentDeps,
-  spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model' | 'provider'>,
+  spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model' | 'provider'> & { taskId?: string },
   step: string,
   messages: ChatMessage[],
   tools: LlmTool[] | undefined,
@@ -273,6 +274,8 @@ export async function modelTurn(
           tier: spec.tier,
           model: spec.model,
           ...(spec.provider ? { provider: spec.provider } : {}),
+          // Named for the model layer's budgets (LLM_DISABLE_BUDGETS=0).
+          ...(spec.taskId ? { budget: { taskId: spec.taskId, agentId: spec.agentId } } : {}),
           maxTokens: o.maxTokens ?? deps.maxTokens,
           temperature: o.temperature ?? deps.temperature,
           ...(tools?.length ? { tools, toolChoice: 'auto' as const } : {}),
@@ -481,84 +484,3 @@ export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: Age
   }
   return { text: last!.text, model: last!.model, provider: last!.provider, usage, calls, toolCalls };
 }
-
-/** A budget refused a model call: the task ends FAILED with this message. */
-export class BudgetExceeded extends AppError {
-  override name = 'BudgetExceeded';
-  constructor(message: string) {
-    super(Code.ResourceExhausted, message, { retryable: false });
-  }
-}
-
-export interface BudgetLimits {
-  /** MAX_TOKENS_PER_REQUEST: tokens of the whole task. */
-  maxTokensPerRequest?: number;
-  /** MAX_COST_PER_REQUEST: USD of the whole task. */
-  maxCostPerRequest?: number;
-  /** TOKEN_BUDGET_PER_AGENT */
-  tokensPerAgent?: number;
-  /** TOKEN_BUDGET_PER_TASK */
-  tokensPerTask?: number;
-}
-
-/**
- * The budgets of one task, checked before every model call. Totals come from the calls this
- * run has seen, journaled ones included (they are replayed through `afterCall` by the
- * workflow before new calls), so a replay counts what was spent before the crash.
- * BUDGET_THRESHOLD is emitted once per budget at 80% and once at the limit.
- */
-export class Budget {
-  private taskTokens = 0;
-  private taskCost = 0;
-  private readonly agentTokens = new Map<string, number>();
-  private readonly warned = new Set<string>();
-  constructor(private readonly limits: BudgetLimits) {}
-
-  /** Counts a call's usage (new or replayed from the journal). */
-  afterCall(ctx: AgentContext | undefined, agentId: string, u: LlmUsage): void {
-    this.taskTokens += u.totalTokens;
-    this.taskCost += u.costUsd;
-    this.agentTokens.set(agentId, (this.agentTokens.get(agentId) ?? 0) + u.totalTokens);
-    this.warn(ctx, agentId);
-  }
-
-  private checks(agentId: string): { name: string; used: number; limit: number; unit: string }[] {
-    const l = this.limits;
-    const out: { name: string; used: number; limit: number; unit: string }[] = [];
-    if (l.maxTokensPerRequest) out.push({ name: 'MAX_TOKENS_PER_REQUEST', used: this.taskTokens, limit: l.maxTokensPerRequest, unit: 'tokens' });
-    if (l.tokensPerTask) out.push({ name: 'TOKEN_BUDGET_PER_TASK', used: this.taskTokens, limit: l.tokensPerTask, unit: 'tokens' });
-    if (l.tokensPerAgent) out.push({ name: 'TOKEN_BUDGET_PER_AGENT', used: this.agentTokens.get(agentId) ?? 0, limit: l.tokensPerAgent, unit: 'tokens' });
-    if (l.maxCostPerRequest) out.push({ name: 'MAX_COST_PER_REQUEST', used: this.taskCost, limit: l.maxCostPerRequest, unit: 'USD' });
-    return out;
-  }
-
-  /** Emits each threshold crossed once; without a context (a replayed call) only notes it. */
-  private warn(ctx: AgentContext | undefined, agentId: string): void {
-    for (const c of this.checks(agentId)) {
-      const key = `${c.name}:${c.name === 'TOKEN_BUDGET_PER_AGENT' ? agentId : ''}`;
-      const level = c.used >= c.limit ? 'limit' : c.used >= 0.8 * c.limit ? '80' : undefined;
-      if (!level || this.warned.has(`${key}:${level}`)) continue;
-      this.warned.add(`${key}:${level}`);
-      if (level === 'limit') this.warned.add(`${key}:80`);
-      ctx?.emit('BUDGET_THRESHOLD', agentId, `${c.name}: ${round(c.used)} of ${c.limit} ${c.unit} used (${Math.round((100 * c.used) / c.limit)}%)`, {
-        budget: c.name,
-        used: round(c.used),
-        limit: c.limit,
-        unit: c.unit,
-        threshold: level === 'limit' ? 1 : 0.8,
-      });
-    }
-  }
-
-  /** Refuses the next model call when a budget is used up. */
-  beforeCall(ctx: AgentContext, agentId: string): void {
-    for (const c of this.checks(agentId)) {
-      if (c.used >= c.limit) {
-        this.warn(ctx, agentId);
-        throw new BudgetExceeded(`budget exceeded: ${c.name} (${round(c.used)} of ${c.limit} ${c.unit} used)`);
-      }
-    }
-  }
-}
-
-const round = (n: number) => Math.round(n * 1e6) / 1e6;

@@ -42,6 +42,7 @@ import { SessionService } from '../gen/svc/v1/session_pb.js';
 import { AgentService } from '../gen/svc/v1/agent_pb.js';
 import { LLMService } from '../gen/svc/v1/llm_pb.js';
 import {
+  BudgetedProvider,
   CachedProvider,
   LlmCache,
   UsageStore,
@@ -324,7 +325,16 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       template: (name: string, version?: string) => templates.get(name, version).version,
       skill: (name: string, version?: string) => skills.get(name, version).version,
     };
-    const llm = overrides.llm ?? stack.llm;
+    const budgetLimits = {
+      maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
+      maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
+      tokensPerAgent: cfg.budgets.tokensPerAgent || undefined,
+      tokensPerTask: cfg.budgets.tokensPerTask || undefined,
+    };
+    // LLM_DISABLE_BUDGETS=0: the model layer enforces the budgets instead of the workflow.
+    const llm = cfg.budgets.inWorkflow
+      ? (overrides.llm ?? stack.llm)
+      : new BudgetedProvider(overrides.llm ?? stack.llm, budgetLimits, new UsageStore(sql, log));
     app.llmRouter = stack.router;
     if (cfg.roles.has('llm')) {
       const usage = new UsageStore(sql, log);
@@ -442,12 +452,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
         synthBypassSingle: cfg.workflow.synthBypassSingle,
         toolParallelism: cfg.tools.parallelism,
         enableToolSelection: cfg.tools.selection,
-        budgets: {
-          maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
-          maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
-          tokensPerAgent: cfg.budgets.tokensPerAgent || undefined,
-          tokensPerTask: cfg.budgets.tokensPerTask || undefined,
-        },
+        budgets: cfg.budgets.inWorkflow ? budgetLimits : undefined,
         history: {
           windowMessages: cfg.history.windowMessages,
           debugWindowMessages: cfg.history.windowDebugMessages,
@@ -486,12 +491,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
         temperature: cfg.llm.temperature,
         parallelism: cfg.tools.parallelism,
         partialChunkChars: cfg.workflow.partialChunkChars,
-        budgets: {
-          maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
-          maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
-          tokensPerAgent: cfg.budgets.tokensPerAgent || undefined,
-          tokensPerTask: cfg.budgets.tokensPerTask || undefined,
-        },
+        budgets: cfg.budgets.inWorkflow ? budgetLimits : undefined,
         maxMemoryMb: cfg.tools.python.memoryMb,
         checkModel: (c) => void stack.router.resolveModelChoice(c),
         resolveSession: async (p, id) => (await requireSession(sql, id, p)).id,

@@ -188,8 +188,8 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
   const names = Object.keys(RESERVED_SETTINGS);
   const withoutReserved = (c: Config) => JSON.stringify({ ...c, roles: [...c.roles], reserved: undefined });
 
-  it('are where budgets are enforced, the queue switch, the agent timeout and the feature-flag file', () => {
-    expect(names.sort()).toEqual(['LLM_DISABLE_BUDGETS', 'PRIORITY_QUEUES', 'AGENT_TIMEOUT_SECONDS', 'CONFIG_PATH'].sort());
+  it('are the queue switch, the agent timeout and the feature-flag file', () => {
+    expect(names.sort()).toEqual(['PRIORITY_QUEUES', 'AGENT_TIMEOUT_SECONDS', 'CONFIG_PATH'].sort());
   });
 
   it('none is reported when none is set', () => {

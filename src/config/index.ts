@@ -103,7 +103,6 @@ function internalToken(env: Env, name: string): string | undefined {
  * ignored, and start-up warns about it (reservedSettingWarnings) rather than pretending.
  */
 export const RESERVED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
-  LLM_DISABLE_BUDGETS: 'where budgets are enforced (default 1: the orchestrator)',
   PRIORITY_QUEUES: 'priority queuing (default off)',
   AGENT_TIMEOUT_SECONDS: 'agent execution timeout (default 600)',
   CONFIG_PATH: 'feature flags file (default ./config/features.yaml)',
@@ -266,6 +265,8 @@ export function loadConfig(env: Env = process.env) {
       partialChunkChars: num(env, 'PARTIAL_CHUNK_CHARS', 512, { min: 1, int: true }),
     },
     budgets: {
+      /** LLM_DISABLE_BUDGETS: 1 (default) the workflow enforces them (with BUDGET_THRESHOLD events); 0 the model layer does. */
+      inWorkflow: bool(env, 'LLM_DISABLE_BUDGETS', true),
       /** Hard token budget of a task (all its model calls); 0 = unlimited. */
       maxTokensPerRequest: num(env, 'MAX_TOKENS_PER_REQUEST', 10000, { min: 0, int: true }),
       /** Hard cost budget of a task, USD; 0 = unlimited. */

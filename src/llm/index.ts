@@ -58,6 +58,8 @@ export interface LlmRequest {
   provider?: string;
   maxTokens: number;
   temperature: number;
+  /** The task and agent the call is for, when budgets are enforced in the model layer. */
+  budget?: { taskId: string; agentId: string };
   /** Functions offered to the model (providers that support tool calling). */
   tools?: LlmTool[];
   toolChoice?: 'auto' | 'none' | 'required';
@@ -405,3 +407,4 @@ export * from './router.js';
 export * from './cache.js';
 export * from './model-service.js';
 export * from './usage.js';
+export * from './budget.js';

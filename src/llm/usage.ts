@@ -139,4 +139,17 @@ export class UsageStore {
     for (const r of rows) out[r.tier] = { calls: r.n, share: total ? r.n / total : 0 };
     return out;
   }
+
+  /** What a task's model calls used so far, by agent (a budget resumed elsewhere starts from it). */
+  async spentByAgent(
+    taskId: string,
+  ): Promise<{ agentId: string; usage: { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: number } }[]> {
+    const rows = await this.sql<{ agent_id: string; input: string; output: string; total: string; cost: number }[]>`
+      SELECT agent_id, sum(input_tokens) AS input, sum(output_tokens) AS output, sum(total_tokens) AS total, sum(cost_usd)::float8 AS cost
+      FROM llm_calls WHERE task_id = ${taskId}::uuid GROUP BY agent_id`;
+    return rows.map((r) => ({
+      agentId: r.agent_id,
+      usage: { inputTokens: Number(r.input), outputTokens: Number(r.output), totalTokens: Number(r.total), costUsd: r.cost },
+    }));
+  }
 }

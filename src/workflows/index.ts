@@ -115,6 +115,7 @@ async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
     const r = await deps.llm.complete({
       messages: summaryPrompt(win.toCompress, target),
       tier: 'small',
+      budget: { taskId: t.task_id, agentId: 'history' },
       maxTokens: Math.min(deps.maxTokens, 1024),
       temperature: 0.2,
       signal: ctx.signal,
@@ -730,7 +731,13 @@ const recordOf = (t: TaskStart, c: ModelCall): ModelCallRecord => ({
 });
 
 /** A model call made inside a step that is already running (the planner's). */
-function modelTurnInStep(ctx: WorkflowContext, agent: AgentDeps, spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model'>, step: string, messages: ChatMessage[]) {
+function modelTurnInStep(
+  ctx: WorkflowContext,
+  agent: AgentDeps,
+  spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model'> & { taskId?: string },
+  step: string,
+  messages: ChatMessage[],
+) {
   return modelTurn(ctx, agent, spec, step, messages, undefined, { emitOutput: true, announce: true, inStep: true });
 }
 
