@@ -182,8 +182,11 @@ describe('standard mode: one agent with a tool loop', () => {
     const id = await submit({ query: '3*3?', mode: 'standard' });
     const s = await finished(id);
     expect(s.status).toBe('TASK_STATUS_COMPLETED');
-    const rows = await t.app.store
-      .sql`SELECT agent_id, model, input_tokens, output_tokens, total_tokens FROM llm_calls WHERE task_id = ${id}::uuid ORDER BY id`;
+    // Written off the step path: they land shortly after.
+    const rows = await waitFor(async () => {
+      const r = await t.app.store.sql`SELECT agent_id, model, input_tokens, output_tokens, total_tokens FROM llm_calls WHERE task_id = ${id}::uuid ORDER BY id`;
+      return r.length === 2 ? r : undefined;
+    });
     expect(rows.map((r) => [r.agent_id, r.model, r.total_tokens])).toEqual([
       ['standard-agent', 'm-small', 35],
       ['standard-agent', 'm-small', 52],
@@ -296,7 +299,10 @@ describe('response cache (ENABLE_CACHE, through the configured provider)', () =>
     expect(llm.requests).toHaveLength(1);
     expect(second.s.usage.estimated_cost).toBe(0);
     expect(second.s.metadata).toMatchObject({ cache_hits: 1, cache_score: 1 });
-    const [row] = await c.app.store.sql`SELECT cache_hit, total_tokens FROM llm_calls WHERE task_id = ${second.id}::uuid`;
+    const [row] = await waitFor(async () => {
+      const r = await c.app.store.sql`SELECT cache_hit, total_tokens FROM llm_calls WHERE task_id = ${second.id}::uuid`;
+      return r.length ? r : undefined;
+    });
     expect(row).toMatchObject({ cache_hit: true, total_tokens: 0 });
     const { events } = await readSse(`${c.base}/api/v1/stream/sse?workflow_id=${second.id}`, { timeoutMs: 20_000 });
     const out = events.filter((e) => e.event === 'thread.message.completed').map((e) => JSON.parse(e.data));

@@ -89,7 +89,10 @@ describe('complex: a DAG of subtasks', () => {
     expect(lastUser(cReq)).toContain('[b] done b-task');
     // b asked for the large tier: its call used the large model and is recorded under it.
     expect(llm.requests.find((r) => lastUser(r).includes('Your subtask: b-task'))!.model).toBe('m-large');
-    const rows = await t.app.store.sql`SELECT agent_id, tier FROM llm_calls WHERE task_id = ${id}::uuid ORDER BY agent_id`;
+    const rows = await waitFor(async () => {
+      const r = await t.app.store.sql`SELECT agent_id, tier FROM llm_calls WHERE task_id = ${id}::uuid ORDER BY agent_id`;
+      return r.length === 5 ? r : undefined; // plan, three subtasks, synthesis
+    });
     expect(rows.find((r) => r.agent_id === 'agent-2')!.tier).toBe('large');
     expect(rows.find((r) => r.agent_id === 'agent-1')!.tier).toBe('small');
   });

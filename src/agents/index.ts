@@ -18,7 +18,7 @@
  * Budgets are checked before every model call (`Budget.beforeCall`).
  */
 import { AppError, Code, type Tier } from '../kernel/index.js';
-import type { Budget, ChatMessage, LlmProvider, LlmResult, LlmTool, LlmToolCall, LlmUsage } from '../llm/index.js';
+import type { Budget, ChatMessage, LlmProvider, LlmRequest, LlmResult, LlmTool, LlmToolCall, LlmUsage } from '../llm/index.js';
 export { Budget, BudgetExceeded, type BudgetLimits } from '../llm/index.js';
 import type { EventType } from '../bus/index.js';
 
@@ -141,6 +141,8 @@ export interface AgentDeps {
   parallelism: number;
   maxTokens: number;
   temperature: number;
+  /** top_p, stop and penalties for every model call of these agents (a task's `context.model_settings`). */
+  sampling?: Pick<LlmRequest, 'topP' | 'stop' | 'presencePenalty' | 'frequencyPenalty'>;
   /** LLM_PARTIAL coalescing: at most this many characters per event. */
   partialChunkChars: number;
   /** How long a delta may wait for more text before it is sent (the 50 ms liveness bound). */
@@ -278,6 +280,7 @@ export async function modelTurn(
           ...(spec.taskId ? { budget: { taskId: spec.taskId, agentId: spec.agentId } } : {}),
           maxTokens: o.maxTokens ?? deps.maxTokens,
           temperature: o.temperature ?? deps.temperature,
+          ...deps.sampling,
           ...(tools?.length ? { tools, toolChoice: 'auto' as const } : {}),
           signal: ctx.signal,
         },

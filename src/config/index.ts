@@ -332,6 +332,19 @@ export function loadConfig(env: Env = process.env) {
       passwordScryptN: num(env, 'PASSWORD_SCRYPT_N', 1 << 15, { min: 1024, max: 1 << 20, int: true }),
       apiKeyCacheSeconds: num(env, 'API_KEY_CACHE_SECONDS', 5, { min: 0, max: 300, int: true }),
     },
+    /** The OpenAI-compatible layer (/v1/chat/completions, /v1/completions, /v1/models). */
+    openai: {
+      /**
+       * A YAML file that replaces the built-in model table (svc-chat, svc-*-research, svc-complex;
+       * format in src/gateway/openai-shapes.ts). Unset: the built-in table.
+       */
+      modelsPath: optStr(env, 'OPENAI_MODELS_CONFIG_PATH'),
+      /** Per API key and model, per minute (spec: 60 requests, 200,000 tokens). */
+      requestsPerMinute: num(env, 'OPENAI_RATE_LIMIT_REQUESTS', 60, { min: 1, int: true }),
+      tokensPerMinute: num(env, 'OPENAI_RATE_LIMIT_TOKENS', 200_000, { min: 1, int: true }),
+      /** A non-streaming completion not finished after this long is answered 504 and its task cancelled (spec: 35 minutes). */
+      completionTimeoutSeconds: num(env, 'OPENAI_COMPLETION_TIMEOUT_SECONDS', 35 * 60, { min: 1, int: true }),
+    },
     idempotencyTtlSeconds: num(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, { min: 1, int: true }),
     /** Reserved variables (RESERVED_SETTINGS) that are set: warned about at start-up, otherwise ignored. */
     reserved: Object.keys(RESERVED_SETTINGS).filter((name) => !unset(env[name])),

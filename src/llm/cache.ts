@@ -4,7 +4,8 @@
  *
  * Keys. A request is normalised (whitespace of every message collapsed; tool calls and tool
  * results kept) and split in two: its *settings* — tier, model and provider overrides,
- * temperature, max tokens, and every message except the last — and its last message. The
+ * temperature, max tokens, top_p, stop and penalties (when set), and every message except the
+ * last — and its last message. The
  * settings hash names a group; the request hash (settings hash + last message) names one entry.
  *
  * Lookup. An exact request hash hit first (score 1). Otherwise, when the last message is the
@@ -131,6 +132,10 @@ export function cacheKeysOf(req: LlmRequest): Keys {
     tools: req.tools ?? [],
     toolChoice: req.toolChoice ?? '',
     context: msgs.slice(0, -1),
+    // Only when set, so the keys of requests without them stay as they were.
+    ...(req.topP !== undefined || req.stop?.length || req.presencePenalty !== undefined || req.frequencyPenalty !== undefined
+      ? { sampling: { topP: req.topP ?? null, stop: req.stop ?? [], presence: req.presencePenalty ?? null, frequency: req.frequencyPenalty ?? null } }
+      : {}),
   };
   const settingsHash = sha(canonical(settings));
   const requestHash = sha(canonical({ s: settingsHash, last }));

@@ -58,6 +58,13 @@ export interface LlmRequest {
   provider?: string;
   maxTokens: number;
   temperature: number;
+  /** Nucleus sampling (OpenAI `top_p`, 0-1); absent: the provider's default. */
+  topP?: number;
+  /** Sequences at which the model stops; the text ends before the first one. */
+  stop?: string[];
+  /** OpenAI `presence_penalty` / `frequency_penalty` (-2 to 2); absent: the provider's default. */
+  presencePenalty?: number;
+  frequencyPenalty?: number;
   /** The task and agent the call is for, when budgets are enforced in the model layer. */
   budget?: { taskId: string; agentId: string };
   /** Functions offered to the model (providers that support tool calling). */
@@ -147,7 +154,7 @@ export class OfflineProvider implements LlmProvider {
 
   async complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
     if (req.signal?.aborted) throw abortedError();
-    const text = offlineAnswer(req.messages);
+    const text = cutAtStop(offlineAnswer(req.messages), req.stop);
     if (onDelta) {
       for (const piece of this.pieces(text)) {
         if (req.signal?.aborted) throw abortedError();
@@ -165,6 +172,16 @@ export class OfflineProvider implements LlmProvider {
       usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, costUsd: 0 },
     };
   }
+}
+
+/** The text up to the first of the stop sequences (as a model honouring `stop` would end it). */
+function cutAtStop(text: string, stop: string[] | undefined): string {
+  let end = text.length;
+  for (const s of stop ?? []) {
+    const i = s ? text.indexOf(s) : -1;
+    if (i >= 0 && i < end) end = i;
+  }
+  return text.slice(0, end);
 }
 
 function offlineAnswer(messages: ChatMessage[]): string {
@@ -278,6 +295,10 @@ export class OpenAiProvider implements LlmProvider {
           messages: toOpenAiMessages(req.messages),
           max_tokens: req.maxTokens,
           temperature: req.temperature,
+          ...(req.topP !== undefined ? { top_p: req.topP } : {}),
+          ...(req.stop?.length ? { stop: req.stop } : {}),
+          ...(req.presencePenalty !== undefined ? { presence_penalty: req.presencePenalty } : {}),
+          ...(req.frequencyPenalty !== undefined ? { frequency_penalty: req.frequencyPenalty } : {}),
           ...(req.tools?.length
             ? {
                 tools: req.tools.map((t) => ({

@@ -2,9 +2,9 @@
  * Usage records of model calls (table llm_calls): one row per journaled model call, keyed by
  * task and step so a replayed step writes once. Each call is queued as it happens (batched,
  * not awaited: no database round trip inside an agent step); when a workflow finishes it
- * writes all its calls again from the journal (`recordAll`, a no-op for rows that exist, and
- * the rows lost if a crash came before their batch) and reads its `usage` and
- * `metadata.model_breakdown` back from the rows.
+ * queues all its calls again from the journal (rows that exist are left alone; rows lost if a
+ * crash came before their batch are written), and its `usage` and `metadata.model_breakdown`
+ * are the sums of that same list.
  */
 import type { Logger } from '../kernel/index.js';
 import { Batcher, type Sql } from '../store/index.js';
@@ -24,27 +24,6 @@ export interface ModelCallRecord {
   cacheHit: boolean;
 }
 
-export interface ModelBreakdownEntry {
-  model: string;
-  provider: string;
-  executions: number;
-  tokens: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  cache_hits: number;
-}
-
-export interface TaskUsage {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  costUsd: number;
-  breakdown: ModelBreakdownEntry[];
-  /** Calls per tier, for the tier-share metrics. */
-  tiers: Record<string, number>;
-}
-
 export class UsageStore {
   private readonly batch: Batcher<ModelCallRecord>;
   constructor(
@@ -57,11 +36,6 @@ export class UsageStore {
   /** Queues one record (written with the others of the same tick); returns at once. */
   recordModelCall(r: ModelCallRecord): void {
     this.batch.push(r).catch((err: unknown) => this.log?.warn({ err, task_id: r.taskId }, 'model call record not written; the task end writes it again'));
-  }
-
-  /** Writes these records now (rows that exist are left as they are). */
-  async recordAll(rs: ModelCallRecord[]): Promise<void> {
-    for (let i = 0; i < rs.length; i += 500) await this.insert(rs.slice(i, i + 500));
   }
 
   private async insert(rs: ModelCallRecord[]): Promise<void> {
@@ -80,47 +54,6 @@ export class UsageStore {
       cache_hit: r.cacheHit,
     }));
     await this.sql`INSERT INTO llm_calls ${this.sql(rows)} ON CONFLICT (id) DO NOTHING`;
-  }
-
-  /** The task's usage, summed from its model call records. */
-  async taskUsage(taskId: string): Promise<TaskUsage> {
-    const rows = await this.sql<
-      { model: string; provider: string; tier: string; n: number; input: string; output: string; total: string; cost: number; hits: number }[]
-    >`SELECT model, provider, tier, count(*)::int AS n, sum(input_tokens) AS input, sum(output_tokens) AS output, sum(total_tokens) AS total,
-        sum(cost_usd)::float8 AS cost, count(*) FILTER (WHERE cache_hit)::int AS hits
-      FROM llm_calls WHERE task_id = ${taskId}::uuid GROUP BY model, provider, tier ORDER BY min(created_at)`;
-    const out: TaskUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0, breakdown: [], tiers: {} };
-    const byModel = new Map<string, ModelBreakdownEntry>();
-    for (const r of rows) {
-      const input = Number(r.input);
-      const output = Number(r.output);
-      const total = Number(r.total);
-      out.inputTokens += input;
-      out.outputTokens += output;
-      out.totalTokens += total;
-      out.costUsd += r.cost;
-      if (r.tier) out.tiers[r.tier] = (out.tiers[r.tier] ?? 0) + r.n;
-      const k = `${r.provider}/${r.model}`;
-      const e = byModel.get(k) ?? {
-        model: r.model,
-        provider: r.provider,
-        executions: 0,
-        tokens: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        cost_usd: 0,
-        cache_hits: 0,
-      };
-      e.executions += r.n;
-      e.tokens += total;
-      e.input_tokens += input;
-      e.output_tokens += output;
-      e.cost_usd += r.cost;
-      e.cache_hits += r.hits;
-      byModel.set(k, e);
-    }
-    out.breakdown = [...byModel.values()];
-    return out;
   }
 
   /**

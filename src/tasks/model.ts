@@ -2,7 +2,7 @@
  * The task model: a task as stored (tasks row), what a workflow's end writes, archived
  * events, and the start message a worker receives, built here only.
  */
-import { MODE_BY_EXECUTION, type Mode, type TERMINAL_STATUSES, type Tier } from '../kernel/index.js';
+import { MODE_BY_EXECUTION, badRequest, type Mode, type TERMINAL_STATUSES, type Tier } from '../kernel/index.js';
 
 export interface TaskRow {
   id: string;
@@ -161,3 +161,96 @@ export interface TaskBrief {
 
 /** A task to insert: a QueuedTask whose owner and trace may be left out (null). */
 export type NewTask = Omit<QueuedTask, 'user_id' | 'tenant_id' | 'trace_id'> & { user_id?: string | null; tenant_id?: string | null; trace_id?: string | null };
+
+/** Most output tokens a task may ask for per model call (`context.model_settings.max_tokens`). */
+export const MAX_TASK_MAX_TOKENS = 16384;
+/** Most stop sequences (OpenAI's limit). */
+export const MAX_STOP_SEQUENCES = 4;
+/** Most messages `context.conversation_history` may carry. */
+export const MAX_CONVERSATION_HISTORY = 1000;
+
+/**
+ * Sampling settings a task carries in `context.model_settings` (the OpenAI-compatible layer
+ * sets them from its request): every model call of the task's own agents uses them instead of
+ * the service's MAX_TOKENS / TEMPERATURE and the provider's defaults.
+ */
+export interface TaskModelSettings {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+}
+
+const finiteIn = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+
+/**
+ * `context.model_settings` ({max_tokens, temperature, top_p, stop, presence_penalty,
+ * frequency_penalty}, each optional) checked and read; a 400 naming the key when a value is
+ * out of range. Empty when the key is absent.
+ */
+export function taskModelSettings(context: Readonly<Record<string, unknown>>): TaskModelSettings {
+  const raw = Object.hasOwn(context, 'model_settings') ? context.model_settings : undefined;
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('context.model_settings must be an object');
+  const o = raw as Record<string, unknown>;
+  const known = ['max_tokens', 'temperature', 'top_p', 'stop', 'presence_penalty', 'frequency_penalty'];
+  const stray = Object.keys(o).find((k) => !known.includes(k));
+  if (stray) throw badRequest(`context.model_settings.${stray} is not a model setting; known: ${known.join(', ')}`);
+  const get = (k: string) => (o[k] === null ? undefined : o[k]);
+  const out: TaskModelSettings = {};
+  const mt = get('max_tokens');
+  if (mt !== undefined) {
+    if (typeof mt !== 'number' || !Number.isInteger(mt) || mt < 1 || mt > MAX_TASK_MAX_TOKENS) {
+      throw badRequest(`context.model_settings.max_tokens must be an integer from 1 to ${MAX_TASK_MAX_TOKENS}`);
+    }
+    out.maxTokens = mt;
+  }
+  const num = (k: string, field: keyof TaskModelSettings, min: number, max: number) => {
+    const v = get(k);
+    if (v === undefined) return;
+    if (!finiteIn(v, min, max)) throw badRequest(`context.model_settings.${k} must be a number from ${min} to ${max}`);
+    (out as Record<string, unknown>)[field] = v;
+  };
+  num('temperature', 'temperature', 0, 2);
+  num('top_p', 'topP', 0, 1);
+  num('presence_penalty', 'presencePenalty', -2, 2);
+  num('frequency_penalty', 'frequencyPenalty', -2, 2);
+  const stop = get('stop');
+  if (stop !== undefined) {
+    const list = typeof stop === 'string' ? [stop] : stop;
+    if (!Array.isArray(list) || list.length > MAX_STOP_SEQUENCES || !list.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 256)) {
+      throw badRequest(`context.model_settings.stop must be a string or an array of at most ${MAX_STOP_SEQUENCES} non-empty strings`);
+    }
+    if (list.length) out.stop = list as string[];
+  }
+  return out;
+}
+
+/** One earlier message of a conversation the client sends with the task. */
+export interface ConversationTurn {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/**
+ * `context.conversation_history`: the earlier messages of the conversation, oldest first, as
+ * the client holds them (the OpenAI-compatible layer sends every message but the system
+ * prompt and the query). When given, the workflow uses it as the task's history instead of
+ * the session's earlier turns (same window and compression). Undefined when absent; a 400
+ * when malformed.
+ */
+export function conversationHistoryOf(context: Readonly<Record<string, unknown>>): ConversationTurn[] | undefined {
+  const raw = Object.hasOwn(context, 'conversation_history') ? context.conversation_history : undefined;
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) throw badRequest('context.conversation_history must be an array of {role, content}');
+  if (raw.length > MAX_CONVERSATION_HISTORY) throw badRequest(`context.conversation_history may hold at most ${MAX_CONVERSATION_HISTORY} messages`);
+  return raw.map((m, i) => {
+    const o = (m ?? {}) as Record<string, unknown>;
+    if (typeof m !== 'object' || Array.isArray(m) || (o.role !== 'user' && o.role !== 'assistant') || typeof o.content !== 'string') {
+      throw badRequest(`context.conversation_history[${i}] must be {role: "user" | "assistant", content: string}`);
+    }
+    return { role: o.role, content: o.content };
+  });
+}

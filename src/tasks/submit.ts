@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.js';
 import { EXECUTION_MODE, MODES, badRequest, isTier, rolePreset, type Logger, type Mode, type Tier } from '../kernel/index.js';
 import { enqueueStart } from './enqueue.js';
-import { startMessage } from './model.js';
+import { conversationHistoryOf, startMessage, taskModelSettings } from './model.js';
 import { notAvailableField, notAvailableMessage, firstGiven } from './not-available.js';
 import type { TaskStore } from './store.js';
 
@@ -182,6 +182,9 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   const requested = r.mode || undefined;
   if (requested !== undefined && !isMode(requested)) throw badRequest(`invalid mode: ${requested}`);
   rolePreset(context.role); // an unknown role, or one this edition cannot run, is a 400
+  // Sampling settings and a client-held history (the OpenAI-compatible layer's keys): 400 when malformed.
+  taskModelSettings(context);
+  conversationHistoryOf(context);
   if (r.maxIterations !== undefined && r.maxIterations !== 0 && (!Number.isInteger(r.maxIterations) || r.maxIterations < 1 || r.maxIterations > 50)) {
     throw badRequest('max_iterations must be an integer from 1 to 50');
   }

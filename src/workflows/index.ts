@@ -32,7 +32,7 @@ import type { ChatMessage, LlmProvider, LlmUsage, ModelCallRecord, UsageStore } 
 import type { WorkflowContext } from '../runtime/index.js';
 import { applyWindow, loadTurns, summaryPrompt, type SessionDirectory, turnsToMessages, windowSettings, withSummary } from '../sessions/index.js';
 import type { SkillCatalog } from '../skills/index.js';
-import type { TaskOutcome, TaskStart, TaskStore } from '../tasks/index.js';
+import { conversationHistoryOf, taskModelSettings, type TaskOutcome, type TaskStart, type TaskStore } from '../tasks/index.js';
 import { planTemplate, type TemplateCatalog } from '../templates/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 
@@ -94,12 +94,16 @@ const sumUsage = (us: LlmUsage[]): LlmUsage =>
 async function sessionHistory(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart, agent: AgentDeps) {
   return ctx.step('history', async () => {
     const owner = t.user_id ?? null;
-    // The workspace of the caller's own session only: a UUID naming another user's session gives none.
-    const sessionUuid = await deps.sessions.ownedSessionId(t.session_id, owner);
+    // The workspace of the caller's own session only: a UUID naming another user's session gives
+    // none. A session generated for this task (new_session) is the caller's by construction.
+    const sessionUuid = t.new_session ? t.session_id : await deps.sessions.ownedSessionId(t.session_id, owner);
     const w = windowSettings(t.context, deps.history);
     // A session the service generated for this task has no earlier turns: no query.
-    const turns = t.new_session ? [] : await loadTurns(deps, t, w.window);
-    const win = applyWindow(turnsToMessages(turns), w);
+    // A conversation the client holds itself (context.conversation_history, e.g. the messages of
+    // an OpenAI-compatible request) is the history instead of the session's earlier turns.
+    const held = conversationHistoryOf(t.context);
+    const turns = t.new_session || held ? [] : await loadTurns(deps, t, w.window);
+    const win = applyWindow(held ?? turnsToMessages(turns), w);
     const info = { total: win.total, kept: win.messages.length, dropped: win.dropped, window: w.window, preset: w.preset };
     // disable_ai: no model call at all, so the middle of a long history is dropped, not summarised.
     if (win.toCompress && t.disable_ai) {
@@ -185,12 +189,15 @@ const PLANNER_PROMPT = (tools: string[]) =>
 /** Runs the workflow body and returns its successful outcome; failures throw. */
 export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart): Promise<TaskOutcome> {
   const budget = deps.budgets ? new Budget(deps.budgets) : undefined;
+  const settings = taskModelSettings(t.context);
   const agent: AgentDeps = {
     llm: deps.llm,
     tools: deps.tools,
     parallelism: deps.toolParallelism ?? 1,
-    maxTokens: deps.maxTokens,
-    temperature: deps.temperature,
+    // The task's own sampling settings (context.model_settings) win over the service's.
+    maxTokens: settings.maxTokens ?? deps.maxTokens,
+    temperature: settings.temperature ?? deps.temperature,
+    sampling: { topP: settings.topP, stop: settings.stop, presencePenalty: settings.presencePenalty, frequencyPenalty: settings.frequencyPenalty },
     partialChunkChars: deps.partialChunkChars,
     budget,
     onModelCall: deps.usage ? async (c) => deps.usage!.recordModelCall(recordOf(t, c)) : undefined,
@@ -389,11 +396,12 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
   }
 
   const calls = [...(hist.summaryCall ? [hist.summaryCall] : []), ...outputs.flatMap((o) => o.calls)];
-  // Usage and the breakdown come from the call records when they are kept: every call of the
-  // journal is written (again) first, so none is missing after a crash.
-  if (deps.usage) await deps.usage.recordAll(calls.map((c) => recordOf(t, c)));
-  const recorded = deps.usage ? await deps.usage.taskUsage(t.task_id) : undefined;
-  const usage = recorded ?? sumUsage(calls.map((c) => c.usage));
+  // Usage and the breakdown are summed from the task's model calls: the journaled list that is
+  // also written to llm_calls (each call was queued as it happened; the list is queued again
+  // here so that none is missing after a crash; rows that exist are left alone). No database
+  // round trip on the way to the answer.
+  if (deps.usage) for (const c of calls) deps.usage.recordModelCall(recordOf(t, c));
+  const usage = sumUsage(calls.map((c) => c.usage));
   const toolCalls = outputs.reduce((n, o) => n + o.toolCalls, 0);
   return {
     status: 'TASK_STATUS_COMPLETED',
@@ -407,7 +415,7 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     metadata: {
       agents_used: agentsUsed,
       history: hist.info,
-      model_breakdown: recorded?.breakdown ?? breakdown(calls),
+      model_breakdown: breakdown(calls),
       role: role.name,
       tool_calls: toolCalls,
       ...(template ? { template } : {}),
@@ -767,13 +775,19 @@ function asOutput(
 }
 
 function breakdown(calls: ModelCall[]) {
-  const m = new Map<string, { model: string; provider: string; executions: number; tokens: number; cost_usd: number }>();
+  const m = new Map<
+    string,
+    { model: string; provider: string; executions: number; tokens: number; input_tokens: number; output_tokens: number; cost_usd: number; cache_hits: number }
+  >();
   for (const c of calls) {
     const k = `${c.provider}/${c.model}`;
-    const e = m.get(k) ?? { model: c.model, provider: c.provider, executions: 0, tokens: 0, cost_usd: 0 };
+    const e = m.get(k) ?? { model: c.model, provider: c.provider, executions: 0, tokens: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, cache_hits: 0 };
     e.executions++;
     e.tokens += c.usage.totalTokens;
+    e.input_tokens += c.usage.inputTokens;
+    e.output_tokens += c.usage.outputTokens;
     e.cost_usd += c.usage.costUsd;
+    if (c.cacheHit) e.cache_hits++;
     m.set(k, e);
   }
   return [...m.values()];
