@@ -18,9 +18,6 @@ let queuedOnly: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ OFFLINE_LLM_CHUNK_DELAY_MS: '2', PARTIAL_CHUNK_CHARS: '64' });
   queuedOnly = await startTestApp({ ROLES: 'gateway,orchestrator' });
-  // The test database is shared with other test files: this app's reconciler would publish
-  // their orphaned QUEUED tasks into this NATS.
-  queuedOnly.app.reconciler?.stop();
 });
 afterAll(async () => {
   await queuedOnly?.stop();

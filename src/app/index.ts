@@ -120,7 +120,13 @@ export function createLlm(cfg: Config, bus: Bus, log: Logger): { llm: LlmProvide
   const catalogue = loadCatalogue(modelsConfigPath(cfg));
   const router = createRouter(catalogue, cfg.llm, { log: log.child({ module: 'llm' }) });
   const llm = cfg.llm.cache.enabled
-    ? new CachedProvider(router, new LlmCache(bus.kv.llmCache, { ...cfg.llm.cache, embedderFor: (r) => router.embedderFor(r), log }))
+    ? new CachedProvider(router, new LlmCache(bus.kv.llmCache, { ...cfg.llm.cache, embedderFor: (r) => router.embedderFor(r), log }), (r) => {
+        try {
+          return router.resolveModelChoice({ tier: r.tier, model: r.model, provider: r.provider }).provider === 'offline';
+        } catch {
+          return false;
+        }
+      })
     : router;
   return { llm, router, catalogue };
 }
@@ -546,6 +552,7 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           taskListBurstPerSecond: cfg.gateway.taskListBurstPerSecond,
           workspaceRoot: resolve(cfg.workspace.root),
           schedules: cfg.schedules,
+          openai: cfg.openai,
         },
         { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log), tools, skills },
       );

@@ -1,6 +1,6 @@
 /**
  * Gateway: the public HTTP surface on uWebSockets.js — REST /api/v1, SSE and WebSocket
- * streams, health, readiness and /openapi.json. Stateless: it reaches the orchestrator only
+ * streams, the OpenAI-compatible /v1 layer (openai-routes.ts), health, readiness and /openapi.json. Stateless: it reaches the orchestrator only
  * through Connect clients and events only through NATS, so any number of gateways can run.
  *
  * This file wires it: admission (admission.ts: authentication, rate limits, idempotency), one
@@ -24,6 +24,7 @@ import { registerScheduleRoutes } from './schedule-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { StreamRoutes, type SseConn } from './stream-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
+import { DEFAULT_OPENAI_CONFIG, registerOpenAiRoutes, type OpenAiConfig } from './openai-routes.js';
 import { registerToolRoutes } from './tool-routes.js';
 import { registerSkillRoutes } from './skill-routes.js';
 import { registerTimelineRoute } from './timeline-route.js';
@@ -51,6 +52,8 @@ export interface GatewayConfig {
   taskListBurstPerSecond: number;
   workspaceRoot: string;
   schedules: { maxPerUser: number; minIntervalMinutes: number; maxBudgetUsd: number };
+  /** The OpenAI-compatible layer (/v1); default: the spec's limits and the built-in model table. */
+  openai?: OpenAiConfig;
 }
 
 export interface GatewayDeps {
@@ -133,6 +136,16 @@ export class Gateway {
     }
 
     this.streams.register(app);
+    registerOpenAiRoutes(app, {
+      ctx,
+      auth: this.admission.auth,
+      bus: this.deps.bus,
+      hub: this.hub,
+      orchestrator: this.client,
+      store: this.deps.store,
+      config: this.cfg.openai ?? DEFAULT_OPENAI_CONFIG,
+      heartbeatSeconds: this.cfg.heartbeatSeconds,
+    });
 
     app.any('/*', (res, req) => {
       const r = copyRequest(req, 0);

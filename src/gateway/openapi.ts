@@ -4,6 +4,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
+import { openAiPaths, openAiSchemas } from './openai-shapes.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -109,6 +110,7 @@ export function buildOpenApi(version: string) {
         ScheduleResumed: plain(S.ScheduleResumed),
         Message: plain(S.MessageBody),
         Readiness: plain(S.Readiness),
+        ...openAiSchemas,
       },
     },
     paths: {
@@ -458,6 +460,7 @@ export function buildOpenApi(version: string) {
         },
       },
       ...skillPaths,
+      ...openAiPaths,
       '/api/v1/tools': {
         get: {
           summary: 'Tools a client may execute directly (dangerous tools are never listed)',

@@ -403,21 +403,28 @@ function parseIndex(e: KvEntry): IndexItem[] {
  */
 export class CachedProvider implements LlmProvider {
   readonly name: string;
+  /**
+   * `bypass`: requests the cache cannot serve (those the offline provider answers: its answers
+   * are never stored, so a lookup could only cost a round trip).
+   */
   constructor(
     private readonly inner: LlmProvider,
     readonly cache: LlmCache,
+    private readonly bypass: (req: LlmRequest) => boolean = () => false,
   ) {
     this.name = inner.name;
   }
 
   async complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
+    if (this.bypass(req)) return this.inner.complete(req, onDelta);
     const hit = await this.cache.get(req);
     if (hit && !req.signal?.aborted) {
       if (onDelta && hit.result.text) onDelta(hit.result.text);
       return hit.result;
     }
     const result = await this.inner.complete(req, onDelta);
-    await this.cache.put(req, result);
+    // Stored in the background: the answer does not wait for the cache (put never throws).
+    void this.cache.put(req, result);
     return result;
   }
 }

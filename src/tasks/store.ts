@@ -82,11 +82,14 @@ export class TaskStore {
       seen.add(k);
       refs.push({ sessionId: t.session_id, userId: t.user_id, tenantId: t.tenant_id, at: t.created_at });
     }
-    await this.sessions.ensureSessions(refs);
-    await this.sql.unsafe(
-      `INSERT INTO tasks (${cols.join(',')}) VALUES ${tuples.join(',')} ON CONFLICT (id) DO NOTHING`,
-      params as postgres.ParameterOrJSON<never>[],
-    );
+    // No foreign key ties tasks to sessions: both statements run at once (one round trip).
+    await Promise.all([
+      this.sessions.ensureSessions(refs),
+      this.sql.unsafe(
+        `INSERT INTO tasks (${cols.join(',')}) VALUES ${tuples.join(',')} ON CONFLICT (id) DO NOTHING`,
+        params as postgres.ParameterOrJSON<never>[],
+      ),
+    ]);
   }
 
   async getTask(id: string): Promise<TaskRow | undefined> {

@@ -46,6 +46,10 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
   });
   const log = createLogger({ level: cfg.logLevel });
   const app = await startApp(cfg, log, { llm: overrides.llm });
+  // The test database is shared by every test file: a periodic reconciler would publish other
+  // files' QUEUED rows (the store tests insert many) into this app's NATS and run them here.
+  // Its passes run when a test asks (reconciler.runOnce()).
+  app.reconciler?.stop();
   return {
     app,
     natsUrl,
