@@ -541,7 +541,8 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
       }
       if (how === 'timeout') {
         await cancel(p, taskId, `no answer within ${d.config.completionTimeoutSeconds} seconds (OpenAI-compatible request)`);
-        throw new OpenAiError(504, `Request timed out: the task did not finish within ${d.config.completionTimeoutSeconds} seconds and was cancelled`);
+        const e = new OpenAiError(504, `Request timed out: the task did not finish within ${d.config.completionTimeoutSeconds} seconds and was cancelled`);
+        return { ...openAiErrorReply(e, log), headers };
       }
       const o = watch.outcome ?? (await statusOutcome(p, taskId));
       account(o);

@@ -189,6 +189,8 @@ const PLANNER_PROMPT = (tools: string[]) =>
 /** Runs the workflow body and returns its successful outcome; failures throw. */
 export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart): Promise<TaskOutcome> {
   const budget = deps.budgets ? new Budget(deps.budgets) : undefined;
+  /** Model calls made (and queued to llm_calls) by this activation; replayed ones are not in it. */
+  const recordedHere = new Set<string>();
   const settings = taskModelSettings(t.context);
   const agent: AgentDeps = {
     llm: deps.llm,
@@ -200,7 +202,12 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
     sampling: { topP: settings.topP, stop: settings.stop, presencePenalty: settings.presencePenalty, frequencyPenalty: settings.frequencyPenalty },
     partialChunkChars: deps.partialChunkChars,
     budget,
-    onModelCall: deps.usage ? async (c) => deps.usage!.recordModelCall(recordOf(t, c)) : undefined,
+    onModelCall: deps.usage
+      ? async (c) => {
+          recordedHere.add(c.step);
+          deps.usage!.recordModelCall(recordOf(t, c));
+        }
+      : undefined,
   };
   const sys: ChatMessage = { role: 'system', content: systemPrompt(t) };
   const hist = await sessionHistory(ctx, deps, t, agent);
@@ -397,10 +404,10 @@ export async function runWorkflow(ctx: WorkflowContext, deps: WorkflowDeps, t: T
 
   const calls = [...(hist.summaryCall ? [hist.summaryCall] : []), ...outputs.flatMap((o) => o.calls)];
   // Usage and the breakdown are summed from the task's model calls: the journaled list that is
-  // also written to llm_calls (each call was queued as it happened; the list is queued again
-  // here so that none is missing after a crash; rows that exist are left alone). No database
-  // round trip on the way to the answer.
-  if (deps.usage) for (const c of calls) deps.usage.recordModelCall(recordOf(t, c));
+  // also written to llm_calls (each call was queued as it happened; calls replayed from the
+  // journal are queued again here, so none is missing after a crash; rows that exist are left
+  // alone). No database round trip on the way to the answer.
+  if (deps.usage) for (const c of calls) if (!recordedHere.has(c.step)) deps.usage.recordModelCall(recordOf(t, c));
   const usage = sumUsage(calls.map((c) => c.usage));
   const toolCalls = outputs.reduce((n, o) => n + o.toolCalls, 0);
   return {
