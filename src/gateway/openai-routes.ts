@@ -177,7 +177,10 @@ export class ChatRateLimiter {
       'X-RateLimit-Reset-Tokens': `${seconds}s`,
     };
     const refuse = (why: string) => {
-      throw new ChatRateLimited(`Rate limit reached for ${model}: ${why}. Please retry after ${seconds} seconds.`, { ...headers, 'Retry-After': String(seconds) });
+      throw new ChatRateLimited(`Rate limit reached for ${model}: ${why}. Please retry after ${seconds} seconds.`, {
+        ...headers,
+        'Retry-After': String(seconds),
+      });
     };
     if (count > this.limits.requests) refuse(`${this.limits.requests} requests per minute`);
     if (used + estimate > this.limits.tokens) refuse(`${this.limits.tokens} tokens per minute (used ${used}, this request about ${estimate})`);
@@ -370,7 +373,10 @@ interface RequestState {
 export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): void {
   const log = d.ctx.log;
   const table: OpenAiModelTable = d.config.modelsPath ? loadModelTable(d.config.modelsPath) : DEFAULT_MODEL_TABLE;
-  const limiter = new ChatRateLimiter(d.bus.kv.ratelimit, log, () => d.bus.connected, { requests: d.config.requestsPerMinute, tokens: d.config.tokensPerMinute });
+  const limiter = new ChatRateLimiter(d.bus.kv.ratelimit, log, () => d.bus.connected, {
+    requests: d.config.requestsPerMinute,
+    tokens: d.config.tokensPerMinute,
+  });
   const client = d.orchestrator;
 
   const cors = (req: Req) => {
@@ -622,4 +628,3 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
   oaiRoute('post', '/v1/chat/completions', (req, res, state, c) => complete('chat', req, res, state, c));
   oaiRoute('post', '/v1/completions', (req, res, state, c) => complete('text', req, res, state, c));
 }
-
