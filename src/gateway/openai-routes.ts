@@ -437,7 +437,8 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
    */
   async function sessionOf(p: Principal, req: Req, r: CompletionRequest): Promise<{ id: string; headers: Record<string, string> }> {
     const given = req.headers['x-session-id'];
-    if (given !== undefined && (given.length === 0 || given.length > 255 || /[\x00-\x1f\x7f]/.test(given))) {
+    const visible = (v: string) => [...v].every((ch) => ch.charCodeAt(0) >= 0x20 && ch.charCodeAt(0) !== 0x7f);
+    if (given !== undefined && (given.length === 0 || given.length > 255 || !visible(given))) {
       throw new OpenAiError(400, 'X-Session-ID must be 1 to 255 visible characters');
     }
     const wanted = given ?? `oai-${sha(r.user ? `user\0${r.user}` : `conversation\0${r.systemPrompt ?? ''}\0${r.firstUser}`).slice(0, 32)}`;
@@ -565,7 +566,7 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
       await cancel(p, taskId, 'the client disconnected from the OpenAI-compatible request');
       return undefined;
     }
-    let hb: NodeJS.Timeout | undefined;
+    // `hb` (the keep-alive timer) is set below, before any callback here can run.
     const finishStream = (s: CompletionStream, tail: string) => {
       clearInterval(hb);
       state.onAbort = undefined;
@@ -608,7 +609,7 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
       for (const [k, v] of Object.entries(all)) res.writeHeader(k, v);
       res.write(kind === 'chat' ? frame(chunkJson(kind, head, { delta: { role: 'assistant', content: '' } })) : ': stream open\n\n');
     });
-    hb = setInterval(() => {
+    const hb = setInterval(() => {
       if (!stream.finished && !stream.backpressured) stream.writeRaw(': keep-alive\n\n');
     }, d.heartbeatSeconds * 1000);
     hb.unref();
