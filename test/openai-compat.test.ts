@@ -9,11 +9,36 @@
  * model server with authentication off (B), and authentication on with small limits (C).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OFFLINE_LABEL, OpenAiProvider } from '../src/llm/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
+import { loadModelTable } from '../src/gateway/openai-shapes.js';
+
+/** A model table of group B (OPENAI_MODELS_CONFIG_PATH): it replaces the built-in one. */
+const MODEL_TABLE_YAML = `
+default_model: svc-chat
+models:
+  svc-chat:
+    mode: simple
+    max_tokens: 4096
+    description: General chat
+  team-standard:
+    mode: standard
+    max_tokens: 777
+    description: One agent with the analysis tools
+    context: {role: analysis}
+    owned_by: team
+    created: 1700000000
+  hosted-thing:
+    mode: research
+    research_strategy: deep
+    hosted_only: true
+`;
 
 const FORWARDED = new Set([
   'WORKFLOW_STARTED',
@@ -456,8 +481,10 @@ describe('B: a scripted OpenAI-compatible model, authentication off', () => {
   let oai: OpenAI;
   beforeAll(async () => {
     llm = await startOpenAiServer();
+    const dir = mkdtempSync(join(tmpdir(), 'openai-models-'));
+    writeFileSync(join(dir, 'models.yaml'), MODEL_TABLE_YAML);
     t = await startTestApp(
-      { ENABLE_CACHE: '0' },
+      { ENABLE_CACHE: '0', OPENAI_MODELS_CONFIG_PATH: join(dir, 'models.yaml') },
       {
         llm: new OpenAiProvider({
           baseUrl: llm.baseUrl,
@@ -502,6 +529,41 @@ describe('B: a scripted OpenAI-compatible model, authentication off', () => {
     expect(d.max_tokens).toBe(4096);
     expect(d.temperature).toBe(0.7);
     expect('top_p' in d || 'stop' in d || 'presence_penalty' in d).toBe(false);
+  });
+
+  it('serves the model table of OPENAI_MODELS_CONFIG_PATH: its models, modes, max_tokens, context and descriptions', async () => {
+    llm.reset();
+    const list = await oai.models.list();
+    expect(list.data).toEqual([
+      { id: 'svc-chat', object: 'model', created: expect.any(Number), owned_by: 'svc' },
+      { id: 'team-standard', object: 'model', created: 1700000000, owned_by: 'team' },
+    ]);
+    const { response } = await oai.models.retrieve('team-standard').withResponse();
+    expect(response.headers.get('x-model-description')).toBe('One agent with the analysis tools');
+    await expectApiError(oai.models.retrieve('svc-deep-research'), 404, 'invalid_request_error', 'model_not_found');
+    await expectApiError(oai.models.retrieve('hosted-thing'), 404, 'invalid_request_error', 'model_not_found');
+    const r = await oai.chat.completions.create({ model: 'team-standard', messages: [{ role: 'user', content: `table ${randomUUID()}` }] }).withResponse();
+    expect(lastCall().body.max_tokens).toBe(777);
+    // The analysis role's tools (web_search, file_read) are offered: a standard-mode agent.
+    expect((lastCall().body.tools ?? []).map((x: any) => x.function.name).sort()).toEqual(['file_read', 'web_search']);
+    const task = await taskOf(t.base, r.response.headers.get('x-workflow-id')!);
+    expect(task.mode).toBe('EXECUTION_MODE_STANDARD');
+    expect(r.data.choices[0]!.message.content).toBe(task.result);
+  });
+
+  it('refuses a malformed model table naming the file and the entry', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'openai-models-bad-'));
+    const bad = (yaml: string) => {
+      const f = join(dir, `${randomUUID()}.yaml`);
+      writeFileSync(f, yaml);
+      return () => loadModelTable(f);
+    };
+    expect(bad('models:\n  m1: {mode: turbo}\n')).toThrow(/models\.m1\.mode/);
+    expect(bad('models:\n  m1: {mode: simple, max_tokens: 99999}\n')).toThrow(/models\.m1\.max_tokens/);
+    expect(bad('models:\n  m1: {mode: simple, research_strategy: deep}\n')).toThrow(/research_strategy/);
+    expect(bad('models:\n  m1: {mode: simple, colour: red}\n')).toThrow(/models\.m1\.colour/);
+    expect(bad('default_model: nope\nmodels:\n  m1: {mode: simple}\n')).toThrow(/default_model/);
+    expect(bad('models:\n  m1: {mode: simple}\n')().defaultModel).toBe('m1');
   });
 
   it('translates messages: first system message = system prompt, last user message = query, the rest = history (with names)', async () => {
