@@ -16,6 +16,11 @@ export const STREAMS = {
   tasks: 'TASKS',
   /** Per-workflow events, 24 h, deduplicated by (workflow, seq). */
   events: 'EVENTS',
+  /**
+   * Inbound channel messages accepted by a webhook, 24 h (limits), deduplicated by the platform's
+   * event id: stored before the webhook answers, so nothing is lost if the gateway dies then.
+   */
+  channelInbox: 'CHANNEL_INBOX',
 } as const;
 
 export const CONSUMERS = {
@@ -40,6 +45,8 @@ export const BUCKETS = {
   leases: 'LEASES',
   /** LLM response cache shared by workers: entries e.<settings>.<request>, per-settings index i.<settings>; 24 h. */
   llmCache: 'LLM_CACHE',
+  /** Daemon message claims: key <message_id> -> the claim (conn, channel, thread, ...); TTL = the claim TTL (the lease). */
+  daemonClaims: 'DAEMON_CLAIMS',
 } as const;
 
 export const subjects = {
@@ -50,6 +57,8 @@ export const subjects = {
   /** Mailbox of a live workflow actor (control nudges; durable state is in the CONTROL bucket). */
   workflowActor: (workflowId: string) => `svc.actor.workflow.${token(workflowId, 'workflow id')}`,
   agentActor: (workflowId: string, agent: string) => `svc.actor.agent.${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
+  channelInboxAll: 'svc.channels.inbox.>',
+  channelInbox: (channelId: string) => `svc.channels.inbox.${token(channelId, 'channel id')}`,
   daemonActor: (connId: string) => `svc.actor.daemon.${token(connId, 'connection id')}`,
 } as const;
 
@@ -62,6 +71,8 @@ export const kvKeys = {
   llmCacheEntry: (settingsHash: string, requestHash: string) => `e.${hexToken(settingsHash)}.${hexToken(requestHash)}`,
   /** The list of recent cached requests of one settings hash (for the similarity search). */
   llmCacheIndex: (settingsHash: string) => `i.${hexToken(settingsHash)}`,
+  /** A daemon message's claim. */
+  daemonClaim: (messageId: string) => token(messageId, 'message id'),
 } as const;
 
 function hexToken(t: string): string {

@@ -1,0 +1,86 @@
+/**
+ * Claim-once arbitration of daemon messages (DESIGN.md, "Daemon claims"): a dispatched
+ * message is offered to every eligible daemon connection, on any gateway process; the first
+ * `claim` wins by an atomic create of the message's key in the DAEMON_CLAIMS bucket. The lease
+ * is the key's age: the bucket's TTL is the claim TTL (DAEMON_CLAIM_TTL_SECONDS, 60), so a
+ * claim not replied in time disappears and the message may be claimed again; `progress`
+ * rewrites the key (compare-and-set, only by its owner), which starts its age again. A reply
+ * ends the claim (the key is purged once the reply is handed on). No gateway keeps claims only
+ * in memory: any of them can arbitrate, and a gateway that dies takes no claim with it.
+ */
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BUCKETS, kvKeys } from '../bus/index.js';
+
+/** What is stored per claimed message (the spec's claim metadata). */
+export interface ClaimMeta {
+  conn_id: string;
+  channel_id?: string;
+  channel_type?: string;
+  thread_id?: string;
+  reply_token?: string;
+  timestamp: string;
+  workflow_id?: string;
+  workflow_run_id?: string;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+export class ClaimBoard {
+  private constructor(private readonly kv: KV) {}
+
+  /** Opens (creating if missing) the claims bucket with the claim TTL as its TTL. */
+  static async open(nc: NatsConnection, opts: { ttlSeconds: number; replicas?: number; bucket?: string }): Promise<ClaimBoard> {
+    const kvm = new Kvm(nc);
+    const kv = await kvm.create(opts.bucket ?? BUCKETS.daemonClaims, { history: 1, replicas: opts.replicas ?? 1, ttl: opts.ttlSeconds * 1000 });
+    return new ClaimBoard(kv);
+  }
+
+  /** The first caller for a message wins (true); every other gets false until the claim expires. */
+  async claim(messageId: string, meta: ClaimMeta): Promise<boolean> {
+    try {
+      await this.kv.create(kvKeys.daemonClaim(messageId), enc.encode(JSON.stringify(meta)));
+      return true;
+    } catch (err) {
+      if (isExists(err)) return false;
+      throw err;
+    }
+  }
+
+  /** The live claim of a message, if any, with its revision. */
+  async get(messageId: string): Promise<{ meta: ClaimMeta; revision: number } | undefined> {
+    const e = await this.kv.get(kvKeys.daemonClaim(messageId));
+    if (!e || e.operation !== 'PUT' || !e.value.length) return undefined;
+    return { meta: JSON.parse(dec.decode(e.value)) as ClaimMeta, revision: e.revision };
+  }
+
+  /** Extends the lease of `connId`'s claim (rewrites it); false when the claim is not (or no longer) its. */
+  async progress(messageId: string, connId: string): Promise<boolean> {
+    const c = await this.get(messageId);
+    if (!c || c.meta.conn_id !== connId) return false;
+    try {
+      await this.kv.update(kvKeys.daemonClaim(messageId), enc.encode(JSON.stringify({ ...c.meta, timestamp: new Date().toISOString() })), c.revision);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Ends `connId`'s claim after its reply was handed on: returns its metadata (where the reply
+   * goes), or undefined when the claim is not (or no longer) its.
+   */
+  async complete(messageId: string, connId: string): Promise<ClaimMeta | undefined> {
+    const c = await this.get(messageId);
+    if (!c || c.meta.conn_id !== connId) return undefined;
+    await this.kv.purge(kvKeys.daemonClaim(messageId));
+    return c.meta;
+  }
+}
+
+/** A create that found the key already there (JetStream "wrong last sequence"). */
+function isExists(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: string; api_error?: { err_code?: number } };
+  return e?.api_error?.err_code === 10071 || /wrong last sequence|exists/i.test(String(e?.message ?? ''));
+}
