@@ -52,6 +52,11 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+/** How long an inbound channel message is kept in CHANNEL_INBOX. */
+export const CHANNEL_INBOX_MAX_AGE_MS = 24 * 3600 * 1000;
+/** De-duplication window of CHANNEL_INBOX (by the platform's event id). */
+export const CHANNEL_INBOX_DEDUPE_MS = 3600 * 1000;
+
 /** How long a cached LLM response is kept (LLM_CACHE bucket TTL). */
 export const LLM_CACHE_TTL_MS = 24 * 3600 * 1000;
 
@@ -156,6 +161,17 @@ async function ensureStreams(jsm: JetStreamManager, o: BusOptions): Promise<void
     discard: DiscardPolicy.Old,
     duplicate_window: nanos(2 * 60 * 1000),
     allow_direct: true,
+  });
+  await upsertStream(jsm, {
+    name: STREAMS.channelInbox,
+    subjects: [subjects.channelInboxAll],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(CHANNEL_INBOX_MAX_AGE_MS),
+    discard: DiscardPolicy.Old,
+    // Platform retries of one event (same event id) within an hour are stored once.
+    duplicate_window: nanos(CHANNEL_INBOX_DEDUPE_MS),
   });
   await upsertConsumer(jsm, STREAMS.tasks, {
     durable_name: CONSUMERS.workers,

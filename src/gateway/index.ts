@@ -26,6 +26,9 @@ import { StreamRoutes, type SseConn } from './stream-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
 import { DEFAULT_OPENAI_CONFIG, registerOpenAiRoutes, type OpenAiConfig } from './openai-routes.js';
 import { registerToolRoutes } from './tool-routes.js';
+import { registerChannelRoutes } from './channel-routes.js';
+import { ChannelService } from '../channels/index.js';
+import { channelsConfig, type ChannelsConfig } from '../config/index.js';
 import { registerSkillRoutes } from './skill-routes.js';
 import { registerTimelineRoute } from './timeline-route.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
@@ -54,6 +57,8 @@ export interface GatewayConfig {
   schedules: { maxPerUser: number; minIntervalMinutes: number; maxBudgetUsd: number };
   /** The OpenAI-compatible layer (/v1); default: the spec's limits and the built-in model table. */
   openai?: OpenAiConfig;
+  /** Channel credential key and platform API URLs; absent: read from the environment (channelsConfig). */
+  channels?: ChannelsConfig;
 }
 
 export interface GatewayDeps {
@@ -133,6 +138,10 @@ export class Gateway {
       registerScheduleRoutes(app, rd);
       if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
       if (this.deps.skills) registerSkillRoutes(app, { ...rd, skills: this.deps.skills });
+      registerChannelRoutes(app, {
+        ...rd,
+        channels: new ChannelService(this.deps.store.sql, this.deps.bus, this.cfg.channels ?? channelsConfig(process.env), this.deps.log),
+      });
     }
 
     this.streams.register(app);

@@ -4,6 +4,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
+import { channelPaths } from './channel-routes.js';
 import { openAiPaths, openAiSchemas } from './openai-shapes.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
@@ -460,6 +461,7 @@ export function buildOpenApi(version: string) {
         },
       },
       ...skillPaths,
+      ...channelPaths,
       ...openAiPaths,
       '/api/v1/tools': {
         get: {
