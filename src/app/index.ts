@@ -18,6 +18,7 @@ import { AuthService } from '../auth/index.js';
 import { startScheduler } from '../scheduler/index.js';
 import { Archiver, Reconciler, Worker } from '../runtime/index.js';
 import { runWorkflow } from '../workflows/index.js';
+import { ClaimBoard, DaemonHub } from '../daemon/index.js';
 import { loadTemplates } from '../templates/index.js';
 import { loadSkills } from '../skills/index.js';
 import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
@@ -84,6 +85,8 @@ export interface App {
   /** AgentService's port (role agent; AGENT_GRPC_PORT). */
   agentPort?: number;
   gatewayPort?: number;
+  /** The daemon connections of this process (role gateway). */
+  daemon?: DaemonHub;
   /** The model router (tier shares, model choice checks). */
   llmRouter?: LlmRouter;
   /** The internal model service's port (role llm). */
@@ -533,6 +536,16 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       cleanups.push(() => scheduler.stop());
     }
 
+    // Daemon connections of this gateway: claims arbitrated through NATS KV (any gateway).
+    let daemon: DaemonHub | undefined;
+    if (cfg.roles.has('gateway')) {
+      const board = await ClaimBoard.open(bus.nc, { ttlSeconds: cfg.daemon.claimTtlSeconds, replicas: cfg.nats.replicas });
+      daemon = await DaemonHub.start(bus.nc, board, { claimTtlSeconds: cfg.daemon.claimTtlSeconds, pendingTtlSeconds: cfg.daemon.pendingTtlSeconds }, log);
+      app.daemon = daemon;
+      const hub = daemon;
+      cleanups.push(() => hub.stop());
+    }
+
     if (cfg.roles.has('gateway')) {
       const gateway = new Gateway(
         {
@@ -552,9 +565,10 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
           taskListBurstPerSecond: cfg.gateway.taskListBurstPerSecond,
           workspaceRoot: resolve(cfg.workspace.root),
           schedules: cfg.schedules,
+          channels: cfg.channels,
           openai: cfg.openai,
         },
-        { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log), tools, skills },
+        { bus, transport: orchestratorTransport(), store, log, authService: createAuthService(cfg, dataDir, store, log), tools, skills, daemon },
       );
       if (cfg.gateway.healthPort !== undefined) {
         const probes = await startHealthListener(gateway, cfg.gateway.host, cfg.gateway.healthPort);

@@ -47,9 +47,17 @@ export const BUCKETS = {
   llmCache: 'LLM_CACHE',
   /** Daemon message claims: key <message_id> -> the claim (conn, channel, thread, ...); TTL = the claim TTL (the lease). */
   daemonClaims: 'DAEMON_CLAIMS',
+  /** Messages offered to daemons and not yet replied: key <message_id>; TTL = the pending-message TTL (90 s). */
+  daemonPending: 'DAEMON_PENDING',
+  /** Thread affinity: key <owner>.<thread hash> -> the connection that handled the thread last. */
+  daemonThreads: 'DAEMON_THREADS',
 } as const;
 
 export const subjects = {
+  /** Daemon dispatch to every connection of one owner (any gateway); the token is a hash of tenant and user. */
+  daemonOwner: (ownerToken: string) => `svc.daemon.owner.${token(ownerToken, 'owner')}`,
+  /** Replies of daemons, for whoever routes them (channels, waiting workflows). */
+  daemonReplies: 'svc.daemon.replies',
   taskStartAll: 'svc.tasks.start.>',
   taskStart: (workflowId: string) => `svc.tasks.start.${token(workflowId, 'workflow id')}`,
   eventsAll: 'svc.events.>',

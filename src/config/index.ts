@@ -372,6 +372,12 @@ export function loadConfig(env: Env = process.env) {
       /** A non-streaming completion not finished after this long is answered 504 and its task cancelled (spec: 35 minutes). */
       completionTimeoutSeconds: num(env, 'OPENAI_COMPLETION_TIMEOUT_SECONDS', 35 * 60, { min: 1, int: true }),
     },
+    daemon: {
+      /** A claim not replied within this long expires and the message is offered again. */
+      claimTtlSeconds: num(env, 'DAEMON_CLAIM_TTL_SECONDS', 60, { min: 1, int: true }),
+      /** How long a dispatched message is kept for claims and re-dispatch (spec: 90 s). */
+      pendingTtlSeconds: num(env, 'DAEMON_PENDING_TTL_SECONDS', 90, { min: 1, int: true }),
+    },
     /** Messaging channels (platform_a, platform_b): credential encryption and outbound API base URLs. */
     channels: channelsConfig(env),
     idempotencyTtlSeconds: num(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, { min: 1, int: true }),

@@ -33,7 +33,9 @@ export class ClaimBoard {
   /** Opens (creating if missing) the claims bucket with the claim TTL as its TTL. */
   static async open(nc: NatsConnection, opts: { ttlSeconds: number; replicas?: number; bucket?: string }): Promise<ClaimBoard> {
     const kvm = new Kvm(nc);
-    const kv = await kvm.create(opts.bucket ?? BUCKETS.daemonClaims, { history: 1, replicas: opts.replicas ?? 1, ttl: opts.ttlSeconds * 1000 });
+    const name = opts.bucket ?? BUCKETS.daemonClaims;
+    // An existing bucket keeps the TTL it was created with (the first process's setting).
+    const kv = await kvm.create(name, { history: 1, replicas: opts.replicas ?? 1, ttl: opts.ttlSeconds * 1000 }).catch(() => kvm.open(name));
     return new ClaimBoard(kv);
   }
 

@@ -4,3 +4,4 @@
  * work; `ClaimBoard` is what every gateway process arbitrates through.
  */
 export { ClaimBoard, type ClaimMeta } from './claims.js';
+export { DaemonHub, newConnId, ownerToken, type DaemonMessage, type DaemonSocket, type HubOptions, type Owner } from './hub.js';

@@ -26,6 +26,8 @@ import { StreamRoutes, type SseConn } from './stream-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
 import { DEFAULT_OPENAI_CONFIG, registerOpenAiRoutes, type OpenAiConfig } from './openai-routes.js';
 import { registerToolRoutes } from './tool-routes.js';
+import { registerDaemonRoute } from './daemon-routes.js';
+import type { DaemonHub } from '../daemon/index.js';
 import { registerChannelRoutes } from './channel-routes.js';
 import { ChannelService } from '../channels/index.js';
 import { channelsConfig, type ChannelsConfig } from '../config/index.js';
@@ -73,6 +75,8 @@ export interface GatewayDeps {
   tools?: ToolRegistry;
   /** The skills behind /api/v1/skills. */
   skills?: SkillCatalog;
+  /** The daemon connections of this process (GET /v1/ws/messages). */
+  daemon?: DaemonHub;
 }
 
 export class Gateway {
@@ -87,6 +91,7 @@ export class Gateway {
   private readonly cors: CorsPolicy;
   private readonly offReconnect: () => void;
   port = 0;
+  private daemonRoute?: { stop(): void };
 
   constructor(
     private readonly cfg: GatewayConfig,
@@ -145,6 +150,10 @@ export class Gateway {
     }
 
     this.streams.register(app);
+    if (this.deps.daemon) {
+      const auth = this.admission.auth;
+      this.daemonRoute = registerDaemonRoute(app, { hub: this.deps.daemon, authenticate: (headers) => auth.authenticate({ headers }), log: this.deps.log });
+    }
     registerOpenAiRoutes(app, {
       ctx,
       auth: this.admission.auth,
@@ -222,6 +231,7 @@ export class Gateway {
   /** Stops accepting; ends open streams so clients reconnect elsewhere with Last-Event-ID. */
   async close(): Promise<void> {
     this.streams.stopTimers();
+    this.daemonRoute?.stop();
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;
     this.streams.closeAll();

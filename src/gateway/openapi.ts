@@ -558,6 +558,20 @@ export function buildOpenApi(version: string) {
           responses: { 101: { description: 'Switching protocols' }, 400: err('workflow_id missing or invalid, or invalid last_event_id') },
         },
       },
+      '/v1/ws/messages': {
+        get: {
+          summary: 'Daemon WebSocket: inbound chat messages offered to daemon clients, claimed once',
+          description:
+            'Authentication before the upgrade (401, no upgrade). Frames are JSON {type, message_id, payload}. Server to client: connected, ' +
+            'message {channel, thread_id, sender, text, agent_name, timestamp}, claim_ack {granted}, system {text}. Client to server: claim, ' +
+            'progress (extends the claim), reply {channel, thread_id, text, format: text|markdown}, disconnect. The first claim of a message wins ' +
+            'on any gateway; a claim not replied within DAEMON_CLAIM_TTL_SECONDS (60) expires and the message is offered again. Ping every 20 s, ' +
+            'closed without a pong in 60 s or on a frame over 64 KB; invalid JSON is ignored.',
+          operationId: 'daemonWs',
+          security,
+          responses: { 101: { description: 'Switching protocols' }, 401: err('Authentication required') },
+        },
+      },
     },
   };
 }

@@ -1,0 +1,99 @@
+/**
+ * GET /v1/ws/messages: the daemon WebSocket. Authentication before the upgrade (the same
+ * credentials as the REST API; failure is 401 and no upgrade); then `connected`. Frames are
+ * JSON envelopes `{type, message_id, payload}` handled by the DaemonHub (src/daemon). Limits of
+ * the spec: a ping every 20 s and the connection closed without a pong (or any frame) in 60 s;
+ * a frame over 64 KB closes the connection; invalid JSON is ignored; the send buffer is bounded
+ * (64 KB): a daemon that does not read is disconnected, never allowed to grow memory.
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
+import { newConnId, type DaemonHub, type Owner } from '../daemon/index.js';
+import type { Logger, Principal } from '../kernel/index.js';
+import { copyRequest, errorReply, writeReply } from './http.js';
+
+interface Data {
+  connId: string;
+  owner: Owner;
+}
+
+export const DAEMON_MAX_FRAME = 64 * 1024;
+export const DAEMON_SEND_BUFFER = 64 * 1024;
+export const DAEMON_PING_MS = 20_000;
+
+export function registerDaemonRoute(
+  app: TemplatedApp,
+  d: { hub: DaemonHub; authenticate: (headers: Record<string, string>) => Principal | Promise<Principal>; log: Logger },
+): { stop(): void } {
+  const open = new Set<WebSocket<Data>>();
+  const pinger = setInterval(() => {
+    for (const ws of open) {
+      try {
+        ws.ping();
+      } catch {
+        open.delete(ws);
+      }
+    }
+  }, DAEMON_PING_MS);
+  pinger.unref();
+  app.ws<Data>('/v1/ws/messages', {
+    maxPayloadLength: DAEMON_MAX_FRAME,
+    maxBackpressure: DAEMON_SEND_BUFFER,
+    closeOnBackpressureLimit: 1 as unknown as number,
+    // Nothing received (frames or pongs) for 60 s: closed.
+    idleTimeout: 60,
+    sendPingsAutomatically: false,
+    upgrade: (res, rawReq, context) => {
+      const req = copyRequest(rawReq, 0);
+      const key = req.headers['sec-websocket-key'];
+      const protocol = req.headers['sec-websocket-protocol'] ?? '';
+      const extensions = req.headers['sec-websocket-extensions'] ?? '';
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      const go = (p: Principal) => {
+        if (aborted) return;
+        const owner: Owner = { tenantId: p.tenantId ?? null, userId: p.userId ?? null };
+        res.cork(() => res.upgrade<Data>({ connId: newConnId(), owner }, key, protocol, extensions, context));
+      };
+      const reject = (err: unknown) => {
+        if (!aborted) writeReply(res, errorReply(err, d.log), {});
+      };
+      try {
+        const p = d.authenticate(req.headers);
+        if (p instanceof Promise) p.then(go, reject);
+        else go(p);
+      } catch (err) {
+        reject(err);
+      }
+    },
+    open: (ws) => {
+      open.add(ws);
+      const { connId, owner } = ws.getUserData();
+      d.hub.connect({
+        id: connId,
+        owner,
+        send: (frame) => {
+          if (ws.getBufferedAmount() > DAEMON_SEND_BUFFER) return false;
+          return ws.send(JSON.stringify(frame)) !== 2;
+        },
+        close: (code, reason) => {
+          try {
+            ws.end(code, reason);
+          } catch {
+            /* already closed */
+          }
+        },
+      });
+    },
+    message: (ws, message) => {
+      const text = Buffer.from(message).toString('utf8');
+      void d.hub.handle(ws.getUserData().connId, text).catch((err: unknown) => d.log.warn({ err }, 'daemon frame failed'));
+    },
+    close: (ws) => {
+      open.delete(ws);
+      d.hub.disconnect(ws.getUserData().connId);
+    },
+  });
+  return { stop: () => clearInterval(pinger) };
+}

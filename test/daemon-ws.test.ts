@@ -1,0 +1,186 @@
+/**
+ * The daemon WebSocket (GET /v1/ws/messages) with real WebSocket clients on two gateway
+ * processes sharing one NATS: authentication before the upgrade, `connected`, dispatch to
+ * every connection of the owner on both gateways, exactly one `claim_ack` granted per message
+ * (over 100 messages), progress extending the lease, the reply handed on with the claim's
+ * metadata, thread affinity, expiry and re-dispatch, invalid JSON ignored, large frames closing.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { subjects } from '../src/bus/index.js';
+import type { DaemonMessage, Owner } from '../src/daemon/index.js';
+import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+
+let a: TestApp;
+let b: TestApp;
+let key = '';
+let owner: Owner;
+
+const env = { GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', DAEMON_CLAIM_TTL_SECONDS: '2' };
+
+beforeAll(async () => {
+  a = await startTestApp(env);
+  b = await startTestApp(env, { natsUrl: a.natsUrl });
+  const r = await fetch(`${a.base}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `d-${randomUUID()}@example.com`, password: 'correct horse battery', name: 'D' }),
+  });
+  const body = await json(r);
+  key = body.api_key;
+  const me = await json(await fetch(`${a.base}/api/v1/auth/me`, { headers: { 'X-API-Key': key } }));
+  owner = { tenantId: me.tenant_id ?? null, userId: me.id ?? me.user_id ?? null };
+});
+afterAll(async () => {
+  await b?.stop();
+  await a?.stop();
+});
+
+interface Client {
+  ws: WebSocket;
+  frames: { type: string; message_id?: string; payload?: any }[];
+  send(f: unknown): void;
+}
+
+async function open(app: TestApp): Promise<Client> {
+  const ws = new WebSocket(`${app.base.replace('http', 'ws')}/v1/ws/messages`, { headers: { 'X-API-Key': key } });
+  const c: Client = { ws, frames: [], send: (f) => ws.send(typeof f === 'string' ? f : JSON.stringify(f)) };
+  ws.on('message', (d) => c.frames.push(JSON.parse(String(d))));
+  await new Promise<void>((res, rej) => {
+    ws.once('open', () => res());
+    ws.once('error', rej);
+  });
+  await waitFor(async () => (c.frames.some((f) => f.type === 'connected') ? true : undefined), 5000, 10);
+  return c;
+}
+
+const msg = (thread = `t-${randomUUID()}`): DaemonMessage => ({
+  message_id: randomUUID(),
+  channel: 'platform_a',
+  channel_id: randomUUID(),
+  channel_type: 'platform_a',
+  thread_id: thread,
+  sender: 'alice',
+  text: 'hello daemon',
+  timestamp: new Date().toISOString(),
+});
+
+describe('daemon WebSocket', () => {
+  it('refuses an unauthenticated upgrade with 401', async () => {
+    const ws = new WebSocket(`${a.base.replace('http', 'ws')}/v1/ws/messages`);
+    const status = await new Promise<number>((res) => ws.once('unexpected-response', (_req, r) => res(r.statusCode ?? 0)));
+    expect(status).toBe(401);
+  });
+
+  it('dispatches to every connection of the owner on both gateways; exactly one claim granted per message; reply handed on', async () => {
+    const clients = [...(await Promise.all([1, 2, 3].map(() => open(a)))), ...(await Promise.all([1, 2, 3].map(() => open(b))))];
+    const replies: any[] = [];
+    const sub = a.app.bus.nc.subscribe(subjects.daemonReplies, { callback: (_e, m) => void replies.push(JSON.parse(new TextDecoder().decode(m.data))) });
+    try {
+      const messages = Array.from({ length: 100 }, () => msg());
+      for (const m of messages) await a.app.daemon!.dispatch(m, owner);
+      // Every connection sees every message.
+      await waitFor(async () => (clients.every((c) => c.frames.filter((f) => f.type === 'message').length === 100) ? true : undefined), 15_000);
+      // Everyone claims everything.
+      for (const m of messages) for (const c of clients) c.send({ type: 'claim', message_id: m.message_id, payload: {} });
+      await waitFor(async () => (clients.every((c) => c.frames.filter((f) => f.type === 'claim_ack').length === 100) ? true : undefined), 30_000);
+      for (const m of messages) {
+        const granted = clients.filter((c) => c.frames.some((f) => f.type === 'claim_ack' && f.message_id === m.message_id && f.payload.granted === true));
+        expect(granted, m.message_id).toHaveLength(1);
+      }
+      // The winner of the first message replies: handed on with the claim's metadata.
+      const first = messages[0]!;
+      const winner = clients.find((c) => c.frames.some((f) => f.type === 'claim_ack' && f.message_id === first.message_id && f.payload.granted))!;
+      winner.send({ type: 'progress', message_id: first.message_id, payload: { status: 'working', percent: 50 } });
+      winner.send({
+        type: 'reply',
+        message_id: first.message_id,
+        payload: { channel: 'platform_a', thread_id: first.thread_id, text: 'done', format: 'markdown' },
+      });
+      await waitFor(async () => (replies.some((r) => r.message_id === first.message_id) ? true : undefined), 5000);
+      const r = replies.find((x) => x.message_id === first.message_id);
+      expect(r).toMatchObject({
+        text: 'done',
+        format: 'markdown',
+        thread_id: first.thread_id,
+        claim: { channel_id: first.channel_id, channel_type: 'platform_a', thread_id: first.thread_id },
+      });
+      // A reply by a loser routes nothing.
+      const loser = clients.find((c) => c !== winner)!;
+      loser.send({ type: 'reply', message_id: messages[1]!.message_id, payload: { text: 'not mine' } });
+      await new Promise((res) => setTimeout(res, 300));
+      expect(replies.some((x) => x.text === 'not mine')).toBe(false);
+    } finally {
+      sub.unsubscribe();
+      clients.forEach((c) => c.ws.close());
+    }
+  }, 90_000);
+
+  it('a claim not replied within the claim TTL expires and the message is offered again; progress extends it', async () => {
+    const c1 = await open(a);
+    const c2 = await open(b);
+    try {
+      const m = msg();
+      await a.app.daemon!.dispatch(m, owner);
+      await waitFor(async () =>
+        c1.frames.some((f) => f.message_id === m.message_id) && c2.frames.some((f) => f.message_id === m.message_id) ? true : undefined,
+      );
+      c1.send({ type: 'claim', message_id: m.message_id });
+      await waitFor(async () => (c1.frames.some((f) => f.type === 'claim_ack' && f.message_id === m.message_id) ? true : undefined));
+      expect(c1.frames.find((f) => f.type === 'claim_ack')!.payload.granted).toBe(true);
+      // Progress keeps it for a while past the TTL...
+      await new Promise((res) => setTimeout(res, 1500));
+      c1.send({ type: 'progress', message_id: m.message_id, payload: {} });
+      await new Promise((res) => setTimeout(res, 1000));
+      c2.send({ type: 'claim', message_id: m.message_id });
+      await waitFor(async () => (c2.frames.some((f) => f.type === 'claim_ack' && f.message_id === m.message_id) ? true : undefined));
+      expect(c2.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id)!.payload.granted).toBe(false);
+      // ...then, without progress, it expires and the sweeper offers the message again.
+      const before = c2.frames.filter((f) => f.type === 'message' && f.message_id === m.message_id).length;
+      await waitFor(
+        async () => (c2.frames.filter((f) => f.type === 'message' && f.message_id === m.message_id).length > before ? true : undefined),
+        15_000,
+        100,
+      );
+      c2.send({ type: 'claim', message_id: m.message_id });
+      await waitFor(async () => (c2.frames.filter((f) => f.type === 'claim_ack' && f.message_id === m.message_id).length === 2 ? true : undefined));
+      expect(c2.frames.filter((f) => f.type === 'claim_ack' && f.message_id === m.message_id)[1]!.payload.granted).toBe(true);
+    } finally {
+      c1.ws.close();
+      c2.ws.close();
+    }
+  }, 60_000);
+
+  it('thread affinity: the next message of a thread goes only to the connection that claimed the last one', async () => {
+    const c1 = await open(a);
+    const c2 = await open(b);
+    try {
+      const thread = `t-${randomUUID()}`;
+      const m1 = msg(thread);
+      await a.app.daemon!.dispatch(m1, owner);
+      await waitFor(async () => (c2.frames.some((f) => f.message_id === m1.message_id) ? true : undefined));
+      c2.send({ type: 'claim', message_id: m1.message_id });
+      await waitFor(async () => (c2.frames.some((f) => f.type === 'claim_ack' && f.payload.granted) ? true : undefined));
+      const m2 = msg(thread);
+      await a.app.daemon!.dispatch(m2, owner);
+      await waitFor(async () => (c2.frames.some((f) => f.message_id === m2.message_id) ? true : undefined));
+      await new Promise((res) => setTimeout(res, 300));
+      expect(c1.frames.some((f) => f.message_id === m2.message_id)).toBe(false);
+    } finally {
+      c1.ws.close();
+      c2.ws.close();
+    }
+  });
+
+  it('ignores invalid JSON and closes on a frame over 64 KB', async () => {
+    const c = await open(a);
+    c.send('this is not json');
+    c.send({ type: 'claim', message_id: randomUUID() });
+    await waitFor(async () => (c.frames.some((f) => f.type === 'claim_ack') ? true : undefined));
+    expect(c.frames.find((f) => f.type === 'claim_ack')!.payload.granted).toBe(false);
+    const closed = new Promise<number>((res) => c.ws.once('close', (code) => res(code)));
+    c.send('x'.repeat(70 * 1024));
+    expect(await closed).toBe(1006);
+  });
+});
