@@ -5,7 +5,7 @@
  * (over 100 messages), progress extending the lease, the reply handed on with the claim's
  * metadata, thread affinity, expiry and re-dispatch, invalid JSON ignored, large frames closing.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { subjects } from '../src/bus/index.js';
@@ -172,6 +172,40 @@ describe('daemon WebSocket', () => {
       c2.ws.close();
     }
   });
+
+  it('a signed channel webhook reaches the owner daemon, which claims it (CHANNEL_INBOX → channel-router → dispatch)', async () => {
+    const creds = { signing_secret: 'route-secret-XYZ', bot_token: 'xoxb-route', app_id: 'A9' };
+    const cr = await fetch(`${a.base}/api/v1/channels`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-API-Key': key },
+      body: JSON.stringify({ type: 'platform_a', name: `route-${randomUUID()}`, credentials: creds }),
+    });
+    expect(cr.status).toBe(200);
+    const channel = await json(cr);
+    const c = await open(b);
+    try {
+      const body = JSON.stringify({
+        type: 'event_callback',
+        event_id: `Ev${randomUUID()}`,
+        event: { type: 'message', channel: 'C1', user: 'U1', ts: '1700000000.000200', text: 'route me' },
+      });
+      const ts = Math.floor(Date.now() / 1000);
+      const sig = 'v0=' + createHmac('sha256', creds.signing_secret).update(`v0:${ts}:${body}`).digest('hex');
+      const w = await fetch(`${a.base}/api/v1/channels/${channel.id}/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'X-PlatformA-Request-Timestamp': String(ts), 'X-PlatformA-Signature': sig },
+        body,
+      });
+      expect(await json(w)).toEqual({ status: 'dispatched' });
+      const m = await waitFor(async () => c.frames.find((f) => f.type === 'message' && f.payload.text === 'route me'), 15_000);
+      expect(m.payload).toMatchObject({ channel: 'platform_a', text: 'route me' });
+      c.send({ type: 'claim', message_id: m.message_id });
+      const ack = await waitFor(async () => c.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id));
+      expect(ack.payload.granted).toBe(true);
+    } finally {
+      c.ws.close();
+    }
+  }, 30_000);
 
   it('ignores invalid JSON and closes on a frame over 64 KB', async () => {
     const c = await open(a);

@@ -19,6 +19,7 @@ import { startScheduler } from '../scheduler/index.js';
 import { Archiver, Reconciler, Worker } from '../runtime/index.js';
 import { runWorkflow } from '../workflows/index.js';
 import { ClaimBoard, DaemonHub } from '../daemon/index.js';
+import { ChannelRouter } from '../channels/index.js';
 import { loadTemplates } from '../templates/index.js';
 import { loadSkills } from '../skills/index.js';
 import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
@@ -544,6 +545,10 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
       app.daemon = daemon;
       const hub = daemon;
       cleanups.push(() => hub.stop());
+      // Inbound channel messages (webhooks) to the owners' daemons.
+      const router = new ChannelRouter(bus, hub, log);
+      await router.start();
+      cleanups.push(() => router.stop());
     }
 
     if (cfg.roles.has('gateway')) {

@@ -28,6 +28,8 @@ export const CONSUMERS = {
   workers: 'workers',
   /** Durable pull consumer that copies events into Postgres. */
   archiver: 'archiver',
+  /** Durable pull consumer of CHANNEL_INBOX shared by every gateway: offers messages to daemons. */
+  channelRouter: 'channel-router',
 } as const;
 
 export const BUCKETS = {

@@ -139,3 +139,4 @@ export class ChannelService {
     }
   }
 }
+export { ChannelRouter } from './router.js';
