@@ -235,6 +235,9 @@ describe('CachedProvider', () => {
     expect(first.cacheHit).toBeUndefined();
     expect(first.usage.costUsd).toBeGreaterThan(0);
     expect(d1.length).toBeGreaterThan(1);
+    // The answer is stored in the background (the caller does not wait for the cache).
+    const probe = new LlmCache(busB.kv.llmCache, { log });
+    for (let i = 0; i < 100 && !(await probe.get(req(sys, 'tell me a fact about owls'))); i++) await new Promise((r) => setTimeout(r, 20));
     const d2: string[] = [];
     const second = await workerB.complete(req(sys, 'tell me a fact about owls'), (d) => d2.push(d));
     expect(inner.calls).toBe(1);
