@@ -21,13 +21,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EphemeralContext, runAgentLoop, type AgentDeps } from '../src/agents/index.js';
-import { startApp, type App } from '../src/app/index.js';
-import { loadConfig } from '../src/config/index.js';
-import { createLogger } from '../src/kernel/index.js';
 import type { LlmProvider, LlmRequest, LlmResult } from '../src/llm/index.js';
 import { ToolRegistry } from '../src/tools/index.js';
 import { calculatorTool } from '../src/tools/calculator.js';
-import type { Nats, Pg } from './lib/infra.js';
+import { inProcessService, type Nats, type Pg } from './lib/infra.js';
 import { percentilesOf } from './lib/hist.js';
 import { fmtInt, fmtRatio, table, verdict } from './lib/report.js';
 
@@ -72,30 +69,6 @@ class PacedModel implements LlmProvider {
   }
 }
 
-async function serviceApp(nats: Nats, pg: Pg, db: string, llm: LlmProvider, env: Record<string, string> = {}): Promise<{ app: App; base: string }> {
-  const cfg = loadConfig({
-    NATS_URL: nats.url,
-    DATABASE_URL: await pg.database(db),
-    DATABASE_MAX_CONNECTIONS: '10',
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: '0',
-    ORCHESTRATOR_GRPC_PORT: '0',
-    GRPC_HOST: '127.0.0.1',
-    LLM_SERVICE_PORT: '0',
-    AGENT_GRPC_PORT: '0',
-    INTERNAL_RPC_TOKEN: 'bench-internal-rpc-token-0123456789abcdefghijklmnop',
-    ROLES: 'gateway,orchestrator,worker,archiver',
-    LOG_LEVEL: 'error',
-    MAX_TOKENS_PER_REQUEST: '0',
-    MAX_COST_PER_REQUEST: '0',
-    ENABLE_CACHE: '0',
-    RATE_LIMIT_REQUESTS: '100000000',
-    ...env,
-  });
-  const app = await startApp(cfg, createLogger({ level: cfg.logLevel }), { llm });
-  return { app, base: `http://127.0.0.1:${app.gatewayPort}` };
-}
-
 /** Runs a task and waits for its STREAM_END over SSE (exact end time, no polling). */
 async function runTaskSse(base: string, query: string): Promise<number> {
   const t0 = performance.now();
@@ -122,7 +95,7 @@ async function runTaskSse(base: string, query: string): Promise<number> {
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
 async function stepOverhead(nats: Nats, pg: Pg, quick: boolean, log: (s: string) => void) {
-  const { app, base } = await serviceApp(nats, pg, 'bench_agents_steps', new ScriptedModel());
+  const { app, base } = await inProcessService(nats, pg, 'bench_agents_steps', new ScriptedModel());
   const reps = quick ? 15 : 40;
   try {
     // Warm-up.
@@ -229,7 +202,7 @@ async function streaming(nats: Nats, pg: Pg, quick: boolean, log: (s: string) =>
   const n = quick ? 300 : 1000;
   const tokens = 100;
   // The runtime: n standard tasks, each followed over SSE.
-  const { app, base } = await serviceApp(nats, pg, 'bench_agents_stream', new PacedModel(tokens), { WORKER_CONCURRENCY: String(n + 50) });
+  const { app, base } = await inProcessService(nats, pg, 'bench_agents_stream', new PacedModel(tokens), { WORKER_CONCURRENCY: String(n + 50) });
   const svc: StreamStats = { events: 0, seconds: 0, latencies: [], tokens: 0 };
   try {
     const ids: string[] = [];

@@ -21,11 +21,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { startApp, type App } from '../src/app/index.js';
-import { loadConfig } from '../src/config/index.js';
-import { createLogger } from '../src/kernel/index.js';
 import { OpenAiProvider } from '../src/llm/index.js';
-import type { Nats, Pg } from './lib/infra.js';
+import { inProcessService, type Nats, type Pg } from './lib/infra.js';
 import { fmtInt, fmtRatio, table } from './lib/report.js';
 
 interface ModelServer {
@@ -148,35 +145,6 @@ async function measure(client: OpenAI, model: string, reps: number, tag: string)
   };
 }
 
-async function serviceApp(nats: Nats, pg: Pg, llmBase: string): Promise<{ app: App; base: string }> {
-  const cfg = loadConfig({
-    NATS_URL: nats.url,
-    DATABASE_URL: await pg.database('bench_openai'),
-    DATABASE_MAX_CONNECTIONS: '10',
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: '0',
-    ORCHESTRATOR_GRPC_PORT: '0',
-    GRPC_HOST: '127.0.0.1',
-    LLM_SERVICE_PORT: '0',
-    AGENT_GRPC_PORT: '0',
-    INTERNAL_RPC_TOKEN: 'bench-internal-rpc-token-0123456789abcdefghijklmnop',
-    ROLES: 'gateway,orchestrator,worker,archiver',
-    LOG_LEVEL: 'error',
-    GATEWAY_SKIP_AUTH: '1',
-    MAX_TOKENS_PER_REQUEST: '0',
-    MAX_COST_PER_REQUEST: '0',
-    ENABLE_CACHE: '0',
-  });
-  const llm = new OpenAiProvider({
-    baseUrl: llmBase,
-    apiKey: 'sk-bench',
-    models: { small: 'bench-small', medium: 'bench-medium', large: 'bench-large' },
-    timeoutMs: 60_000,
-  });
-  const app = await startApp(cfg, createLogger({ level: cfg.logLevel }), { llm });
-  return { app, base: `http://127.0.0.1:${app.gatewayPort}` };
-}
-
 export async function runOpenAi(o: { nats: Nats; pg: Pg; quick: boolean; log: (s: string) => void }) {
   const reps = o.quick ? 8 : 25;
   const paces = [
@@ -185,7 +153,18 @@ export async function runOpenAi(o: { nats: Nats; pg: Pg; quick: boolean; log: (s
   ];
   const settings = { tokens: 0, paceMs: 0 };
   const model = await startModelServer(settings);
-  const { app, base } = await serviceApp(o.nats, o.pg, model.baseUrl);
+  const { app, base } = await inProcessService(
+    o.nats,
+    o.pg,
+    'bench_openai',
+    new OpenAiProvider({
+      baseUrl: model.baseUrl,
+      apiKey: 'sk-bench',
+      models: { small: 'bench-small', medium: 'bench-medium', large: 'bench-large' },
+      timeoutMs: 60_000,
+    }),
+    { GATEWAY_SKIP_AUTH: '1' },
+  );
   const results: Record<string, { tokens: number; paceMs: number; direct: Side; layer: Side }> = {};
   try {
     const direct = new OpenAI({ baseURL: model.baseUrl, apiKey: 'sk-bench', maxRetries: 0, timeout: 120_000 });

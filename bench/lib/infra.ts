@@ -9,7 +9,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { startApp, type App } from '../../src/app/index.js';
+import { loadConfig } from '../../src/config/index.js';
 import { startNatsServer, type NatsServerHandle } from '../../src/embedded/nats-server.js';
+import { createLogger } from '../../src/kernel/index.js';
+import type { LlmProvider } from '../../src/llm/index.js';
 import { startPostgresServer, type PostgresServerHandle } from '../../test/harness/postgres-server.js';
 import { freePort, spawnChild, waitUntil, type ChildProc } from './proc.js';
 
@@ -136,4 +140,38 @@ export async function startService(o: {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The service in this process (gateway, orchestrator, worker, archiver) with an injected model,
+ * on its own database of the benchmark PostgreSQL: for benchmarks that script the model.
+ */
+export async function inProcessService(
+  nats: Nats,
+  pg: Pg,
+  db: string,
+  llm: LlmProvider,
+  env: Record<string, string> = {},
+): Promise<{ app: App; base: string }> {
+  const cfg = loadConfig({
+    NATS_URL: nats.url,
+    DATABASE_URL: await pg.database(db),
+    DATABASE_MAX_CONNECTIONS: '10',
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: '0',
+    ORCHESTRATOR_GRPC_PORT: '0',
+    GRPC_HOST: '127.0.0.1',
+    LLM_SERVICE_PORT: '0',
+    AGENT_GRPC_PORT: '0',
+    INTERNAL_RPC_TOKEN: 'bench-internal-rpc-token-0123456789abcdefghijklmnop',
+    ROLES: 'gateway,orchestrator,worker,archiver',
+    LOG_LEVEL: 'error',
+    MAX_TOKENS_PER_REQUEST: '0',
+    MAX_COST_PER_REQUEST: '0',
+    ENABLE_CACHE: '0',
+    RATE_LIMIT_REQUESTS: '100000000',
+    ...env,
+  });
+  const app = await startApp(cfg, createLogger({ level: cfg.logLevel }), { llm });
+  return { app, base: `http://127.0.0.1:${app.gatewayPort}` };
 }

@@ -7,7 +7,7 @@
  * orchestrator, archiver, bus, database and embedded servers.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import { join, resolve } from 'node:path';
@@ -55,7 +55,7 @@ import {
   type LlmProvider,
   type LlmRouter,
 } from '../llm/index.js';
-import { SYSTEM_CALLER, type Logger } from '../kernel/index.js';
+import { SYSTEM_CALLER, secretFileIn, type Logger } from '../kernel/index.js';
 import {
   clientAuthInterceptor,
   createAgentService,
@@ -206,42 +206,20 @@ async function listenConnect(
 /** JWT secret: JWT_SECRET, else one generated once and kept in DATA_DIR (single machine). */
 function jwtSecretOf(cfg: Config, dataDir: string, log: Logger): string {
   if (cfg.auth.jwtSecret) return cfg.auth.jwtSecret;
-  const file = join(dataDir, 'jwt-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(48).toString('base64url');
-  writeFileSync(file, secret, { mode: 0o600 });
-  if (cfg.environment === 'prod') log.warn('JWT_SECRET is not set: generated one in DATA_DIR; set JWT_SECRET to share it between gateways');
-  return secret;
+  const s = secretFileIn(dataDir, 'jwt-secret', () => randomBytes(48).toString('base64url'));
+  if (s.created && cfg.environment === 'prod') log.warn('JWT_SECRET is not set: generated one in DATA_DIR; set JWT_SECRET to share it between gateways');
+  return s.value;
 }
 
-/**
- * INTERNAL_RPC_TOKEN, else one generated once in DATA_DIR/internal-rpc-token (mode 0600), so
- * every process sharing that DATA_DIR agrees on it. Written to a private temporary file and
- * hard-linked into place: processes starting together never read a half-written token, and
- * the first link wins.
- */
+/** INTERNAL_RPC_TOKEN, else one generated once in DATA_DIR/internal-rpc-token (secretFileIn). */
 export function internalRpcTokenOf(cfg: Config, dataDir: string, log: Logger): string {
   if (cfg.rpc.token) return cfg.rpc.token;
-  const file = join(dataDir, 'internal-rpc-token');
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
-    const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
-    writeFileSync(tmp, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
-    try {
-      linkSync(tmp, file);
-      if (cfg.gateway.orchestratorUrl || !['127.0.0.1', '::1', 'localhost'].includes(cfg.rpc.host)) {
-        log.warn('INTERNAL_RPC_TOKEN is not set: generated one in DATA_DIR; give every process on another machine the same INTERNAL_RPC_TOKEN');
-      }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      unlinkSync(tmp);
-    }
+  const s = secretFileIn(dataDir, 'internal-rpc-token', () => randomBytes(48).toString('base64url'));
+  if (s.created && (cfg.gateway.orchestratorUrl || !['127.0.0.1', '::1', 'localhost'].includes(cfg.rpc.host))) {
+    log.warn('INTERNAL_RPC_TOKEN is not set: generated one in DATA_DIR; give every process on another machine the same INTERNAL_RPC_TOKEN');
   }
-  const token = readFileSync(file, 'utf8').trim();
-  if (token.length < 32) throw new Error(`${file} holds no usable internal RPC token: delete it, or set INTERNAL_RPC_TOKEN`);
-  return token;
+  if (s.value.length < 32) throw new Error(`${s.file} holds no usable internal RPC token: delete it, or set INTERNAL_RPC_TOKEN`);
+  return s.value;
 }
 
 function createAuthService(cfg: Config, dataDir: string, store: TaskStore, log: Logger): AuthService {
@@ -400,27 +378,9 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
         r.service(SessionService, sessionsRpc);
         r.service(LLMService, llmRpc);
       };
-      const server = http2.createServer(connectNodeAdapter({ routes, interceptors: rpcInterceptors }));
-      // Open client sessions would keep close() waiting forever: end them on shutdown.
-      const sessions = new Set<http2.Http2Session>();
-      server.on('session', (s) => {
-        sessions.add(s);
-        s.once('close', () => sessions.delete(s));
-      });
-      await new Promise<void>((res, rej) => {
-        server.once('error', rej);
-        server.listen(cfg.rpc.port, cfg.rpc.host, () => res());
-      });
-      const addr = server.address();
-      app.grpcPort = typeof addr === 'object' && addr ? addr.port : cfg.rpc.port;
-      cleanups.push(
-        () =>
-          new Promise<void>((res) => {
-            server.close(() => res());
-            for (const s of sessions) s.close();
-            setTimeout(() => sessions.forEach((s) => s.destroy()), 2000).unref();
-          }),
-      );
+      const rpcServer = await listenConnect(routes, rpcInterceptors, cfg.rpc.host, cfg.rpc.port);
+      app.grpcPort = rpcServer.port;
+      cleanups.push(() => rpcServer.close());
       log.info({ host: cfg.rpc.host, port: app.grpcPort }, 'orchestrator (Connect, gRPC, gRPC-Web) listening');
       const reconciler = new Reconciler(bus, store, log);
       reconciler.start();

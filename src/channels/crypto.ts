@@ -5,9 +5,7 @@
  * authenticated data, so a ciphertext copied onto another row does not decrypt.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { AppError, Code } from '../kernel/index.js';
+import { AppError, Code, secretFileIn } from '../kernel/index.js';
 
 export const CHANNEL_KEY_FILE = 'channel-secret.key';
 const PREFIX = 'v1:';
@@ -21,26 +19,12 @@ export function parseChannelKey(text: string): Buffer {
 }
 
 /**
- * The configured key, else the one in `dataDir`/channel-secret.key, created there (mode 0600)
- * when absent: written to a private temporary file and hard-linked into place, so processes
- * starting together agree on one key.
+ * The configured key, else the one in `dataDir`/channel-secret.key, created there once
+ * (secretFileIn: mode 0600, processes starting together agree on one key).
  */
 export function channelKeyOf(secretKey: string | undefined, dataDir: string): Buffer {
   if (secretKey) return parseChannelKey(secretKey);
-  const file = join(dataDir, CHANNEL_KEY_FILE);
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
-    const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
-    writeFileSync(tmp, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
-    try {
-      linkSync(tmp, file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      unlinkSync(tmp);
-    }
-  }
-  return parseChannelKey(readFileSync(file, 'utf8'));
+  return parseChannelKey(secretFileIn(dataDir, CHANNEL_KEY_FILE, () => randomBytes(32).toString('base64')).value);
 }
 
 export function encryptCredentials(key: Buffer, channelId: string, credentials: Record<string, string>): string {

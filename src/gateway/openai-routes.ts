@@ -66,7 +66,7 @@ import {
   type ServiceEvent,
   type Usage,
 } from './openai-shapes.js';
-import type { Encoded, Feed, StreamHub, Subscriber } from './streams.js';
+import { writeStreaming, type Encoded, type Feed, type StreamHub, type Subscriber } from './streams.js';
 
 export interface OpenAiConfig {
   /** OPENAI_MODELS_CONFIG_PATH: a YAML model table replacing the built-in one. */
@@ -324,21 +324,7 @@ class CompletionStream implements Subscriber {
   }
 
   writeRaw(buf: string): boolean {
-    if (this.finished) return false;
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(buf);
-    });
-    if (!ok) {
-      this.backpressured = true;
-      this.res.onWritable(() => {
-        this.backpressured = false;
-        this.feed?.flushOne(this);
-        if (!this.finished && !this.backpressured) this.res.cork(() => {});
-        return true;
-      });
-    }
-    return ok;
+    return writeStreaming(this.res, this, buf, () => this.finished);
   }
 
   /** The last bytes of the response. */

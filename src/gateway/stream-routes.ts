@@ -14,7 +14,7 @@ import { badRequest, isUuid, type Logger, type Principal } from '../kernel/index
 import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Admission } from './admission.js';
 import { copyRequest, corsHeaders, errorReply, writeReply, type CorsPolicy, type Req } from './http.js';
-import { gapFrame, type Encoded, type Feed, type StreamHub, type Subscriber } from './streams.js';
+import { gapFrame, writeStreaming, type Encoded, type Feed, type StreamHub, type Subscriber } from './streams.js';
 import { ownedTask } from './task-routes.js';
 
 export interface StreamRoutesConfig {
@@ -255,23 +255,7 @@ export class SseConn implements Subscriber {
   }
 
   writeRaw(buf: Buffer | string): boolean {
-    if (this.closed) return false;
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(buf);
-    });
-    if (!ok) {
-      this.backpressured = true;
-      this.res.onWritable(() => {
-        this.backpressured = false;
-        this.feed?.flushOne(this);
-        // While an onWritable handler is registered uWS drains its own buffer only on a write;
-        // with nothing new to send, an empty cork/uncork does it (else the tail would wait for the next event).
-        if (!this.closed && !this.backpressured) this.res.cork(() => {});
-        return true;
-      });
-    }
-    return ok;
+    return writeStreaming(this.res, this, buf, () => this.closed);
   }
 
   heartbeat(): void {

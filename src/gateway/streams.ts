@@ -24,6 +24,7 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { STREAMS, SeqOrder, decodeEvent, replayGap, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
+import type { HttpResponse } from 'uWebSockets.js';
 import type { Logger } from '../kernel/index.js';
 
 export interface Encoded {
@@ -452,4 +453,29 @@ export class StreamHub {
     for (const f of this.feeds.values()) f.close();
     this.feeds.clear();
   }
+}
+
+/**
+ * Writes to a streaming HTTP response (SSE, OpenAI chunks) of a feed subscriber. When the
+ * socket backs up the subscriber is marked backpressured; once writable, its feed resumes it.
+ * `over`: the response has ended (nothing more may be written).
+ */
+export function writeStreaming(res: HttpResponse, sub: Subscriber & { feed?: Feed }, buf: Buffer | string, over: () => boolean): boolean {
+  if (over()) return false;
+  let ok = true;
+  res.cork(() => {
+    ok = res.write(buf);
+  });
+  if (!ok) {
+    sub.backpressured = true;
+    res.onWritable(() => {
+      sub.backpressured = false;
+      sub.feed?.flushOne(sub);
+      // While an onWritable handler is registered uWS drains its own buffer only on a write;
+      // with nothing new to send, an empty cork/uncork does it (else the tail would wait for the next event).
+      if (!over() && !sub.backpressured) res.cork(() => {});
+      return true;
+    });
+  }
+  return ok;
 }

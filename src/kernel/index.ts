@@ -10,3 +10,4 @@ export * from './identity.js';
 export * from './tasks.js';
 export * from './proto-enums.js';
 export * from './roles.js';
+export * from './secret-file.js';

@@ -7,20 +7,14 @@
  */
 import http from 'node:http';
 import { TIERS, isTier, type Logger, type Tier } from '../kernel/index.js';
-import type { Catalogue } from './catalogue.js';
+import type { Catalogue, ModelEntry } from './catalogue.js';
 import { buildRouting, type LlmSettings, type Routing } from './router.js';
 
 /** A provider model entry of the spec. */
-export interface ProviderModelEntry {
-  id: string;
+/** A catalogue entry as the model service lists it. */
+export interface ProviderModelEntry extends ModelEntry {
   /** Same as id. */
   name: string;
-  tier: Tier;
-  context_window: number;
-  cost_per_1k_prompt_tokens: number;
-  cost_per_1k_completion_tokens: number;
-  supports_tools: boolean;
-  supports_streaming: boolean;
   /** The provider can be called now: its key is set (or it needs none) and LLM_PROVIDER=offline does not exclude it. */
   available: boolean;
 }
