@@ -635,7 +635,7 @@ describe('slow clients (STREAM_MAX_BUFFER_BYTES=1024)', () => {
   it('drops a client that does not read while a normal client still gets everything', async () => {
     // 8 subtasks of 400 kB each: over 10 MB of events, more than the kernel buffers of a socket
     // nobody reads. Paced, so the normal client (in this process) keeps up.
-    const id = await submit(t, { query: '[gate:slow-1] [big:400000] [pace] big output', mode: 'complex' });
+    const id = await submit(t, { query: '[gate:slow-1] [big:400000] [pace] big output', mode: 'complex', max_concurrent_agents: 1 }); // one subtask at a time, as paced
     const slow = stalledClient(t, `/api/v1/stream/sse?workflow_id=${id}`);
     const feed = await waitFor(async () => {
       const f = gw(t).hub.feeds.get(id);
