@@ -2,7 +2,7 @@
  * Claim-once arbitration (ClaimBoard) on a real nats-server: ten competing connections, each
  * with its own NATS connection (as ten gateway processes would be), over 1,000 messages:
  * exactly one grant per message; a claim expires with the bucket TTL and the message can be
- * claimed again; progress extends the lease and only for its owner; complete() ends it.
+ * claimed again; progress extends the lease and only for its owner; end() marks it replied.
  */
 import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -61,9 +61,13 @@ describe('ClaimBoard', () => {
     await new Promise((r) => setTimeout(r, 2500));
     expect(await b.claim(id, meta('b'))).toBe(true);
     expect(await a.progress(id, 'a')).toBe(false);
-    // complete(): only the owner ends it, and gets the claim's metadata.
-    expect(await a.complete(id, 'a')).toBeUndefined();
-    expect(await b.complete(id, 'b')).toMatchObject({ conn_id: 'b', thread_id: 't1' });
-    expect(await b.get(id)).toBeUndefined();
+    // end(): the claim is marked replied and stays taken (a late claim loses) until it expires.
+    const held = (await b.get(id))!;
+    expect(held.meta).toMatchObject({ conn_id: 'b', thread_id: 't1' });
+    expect(await b.end(id, held)).toBe(true);
+    expect(await b.end(id, held)).toBe(false); // the revision moved on
+    expect((await a.get(id))!.meta.replied).toBe(true);
+    expect(await a.claim(id, meta('a'))).toBe(false);
+    expect(await b.progress(id, 'b')).toBe(false);
   }, 30_000);
 });

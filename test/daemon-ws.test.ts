@@ -1,25 +1,36 @@
 /**
  * The daemon WebSocket (GET /v1/ws/messages) with real WebSocket clients on two gateway
- * processes sharing one NATS: authentication before the upgrade, `connected`, dispatch to
- * every connection of the owner on both gateways, exactly one `claim_ack` granted per message
- * (over 100 messages), progress extending the lease, the reply handed on with the claim's
- * metadata, thread affinity, expiry and re-dispatch, invalid JSON ignored, large frames closing.
+ * processes sharing one NATS: authentication before the upgrade, `connected`; 10 connections
+ * (5 per gateway) over 1,000 messages arriving through signed webhooks: every connection is
+ * offered every message, exactly one `claim_ack` granted per message, and every winner's reply
+ * reaches the channel's API (a local platform server) once, in the message's thread; progress
+ * extending the lease, expiry and re-dispatch, thread affinity, invalid JSON ignored, large
+ * frames closing.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { subjects } from '../src/bus/index.js';
 import type { DaemonMessage, Owner } from '../src/daemon/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { startPlatformServer, type PlatformServer } from './helpers/platform-server.js';
 
 let a: TestApp;
 let b: TestApp;
+let platform: PlatformServer;
 let key = '';
 let owner: Owner;
 
-const env = { GATEWAY_SKIP_AUTH: '0', PASSWORD_SCRYPT_N: '1024', DAEMON_CLAIM_TTL_SECONDS: '2' };
-
 beforeAll(async () => {
+  platform = await startPlatformServer();
+  // The pending-message TTL is long here: messages must wait for daemons, not go to the agent route.
+  const env = {
+    GATEWAY_SKIP_AUTH: '0',
+    PASSWORD_SCRYPT_N: '1024',
+    DAEMON_CLAIM_TTL_SECONDS: '2',
+    DAEMON_PENDING_TTL_SECONDS: '600',
+    PLATFORM_A_API_URL: platform.url,
+    PLATFORM_B_API_URL: platform.url,
+  };
   a = await startTestApp(env);
   b = await startTestApp(env, { natsUrl: a.natsUrl });
   const r = await fetch(`${a.base}/api/v1/auth/register`, {
@@ -35,7 +46,37 @@ beforeAll(async () => {
 afterAll(async () => {
   await b?.stop();
   await a?.stop();
+  await platform?.close();
 });
+
+const A_CREDS = { signing_secret: 'route-secret-XYZ', bot_token: 'xoxb-route', app_id: 'A9' };
+
+async function createChannel(): Promise<{ id: string }> {
+  const cr = await fetch(`${a.base}/api/v1/channels`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-API-Key': key },
+    body: JSON.stringify({ type: 'platform_a', name: `route-${randomUUID()}`, credentials: A_CREDS }),
+  });
+  expect(cr.status).toBe(200);
+  return json(cr);
+}
+
+/** A signed platform_a message event to `channelId`'s webhook (on gateway `app`). */
+async function webhook(app: TestApp, channelId: string, text: string, ts: string): Promise<void> {
+  const body = JSON.stringify({
+    type: 'event_callback',
+    event_id: `Ev${randomUUID()}`,
+    event: { type: 'message', channel: 'C1', user: 'U1', ts, text },
+  });
+  const now = Math.floor(Date.now() / 1000);
+  const sig = 'v0=' + createHmac('sha256', A_CREDS.signing_secret).update(`v0:${now}:${body}`).digest('hex');
+  const w = await fetch(`${app.base}/api/v1/channels/${channelId}/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-PlatformA-Request-Timestamp': String(now), 'X-PlatformA-Signature': sig },
+    body,
+  });
+  expect(await json(w)).toEqual({ status: 'dispatched' });
+}
 
 interface Client {
   ws: WebSocket;
@@ -73,49 +114,89 @@ describe('daemon WebSocket', () => {
     expect(status).toBe(401);
   });
 
-  it('dispatches to every connection of the owner on both gateways; exactly one claim granted per message; reply handed on', async () => {
-    const clients = [...(await Promise.all([1, 2, 3].map(() => open(a)))), ...(await Promise.all([1, 2, 3].map(() => open(b))))];
-    const replies: any[] = [];
-    const sub = a.app.bus.nc.subscribe(subjects.daemonReplies, { callback: (_e, m) => void replies.push(JSON.parse(new TextDecoder().decode(m.data))) });
+  it('10 connections on two gateways, 1,000 webhook messages: each offered to all, exactly one grant each, every reply posted to its thread once', async () => {
+    const N = 1000;
+    const channel = await createChannel();
+    const clients = [...(await Promise.all([1, 2, 3, 4, 5].map(() => open(a)))), ...(await Promise.all([1, 2, 3, 4, 5].map(() => open(b))))];
     try {
-      const messages = Array.from({ length: 100 }, () => msg());
-      for (const m of messages) await a.app.daemon!.dispatch(m, owner);
-      // Every connection sees every message.
-      await waitFor(async () => (clients.every((c) => c.frames.filter((f) => f.type === 'message').length === 100) ? true : undefined), 15_000);
-      // Everyone claims everything.
-      for (const m of messages) for (const c of clients) c.send({ type: 'claim', message_id: m.message_id, payload: {} });
-      await waitFor(async () => (clients.every((c) => c.frames.filter((f) => f.type === 'claim_ack').length === 100) ? true : undefined), 30_000);
-      for (const m of messages) {
-        const granted = clients.filter((c) => c.frames.some((f) => f.type === 'claim_ack' && f.message_id === m.message_id && f.payload.granted === true));
-        expect(granted, m.message_id).toHaveLength(1);
+      // Every message claimed by every connection as soon as it arrives; the winner replies.
+      for (const c of clients) {
+        c.ws.on('message', (d) => {
+          const f = JSON.parse(String(d));
+          if (f.type === 'message') c.send({ type: 'claim', message_id: f.message_id, payload: {} });
+          if (f.type === 'claim_ack' && f.payload.granted) {
+            const m = c.frames.find((x) => x.type === 'message' && x.message_id === f.message_id)!;
+            c.send({ type: 'progress', message_id: f.message_id, payload: { status: 'working', percent: 50 } });
+            c.send({
+              type: 'reply',
+              message_id: f.message_id,
+              payload: { channel: 'platform_a', thread_id: m.payload.thread_id, text: `re: ${m.payload.text}`, format: 'markdown' },
+            });
+          }
+        });
       }
-      // The winner of the first message replies: handed on with the claim's metadata.
-      const first = messages[0]!;
-      const winner = clients.find((c) => c.frames.some((f) => f.type === 'claim_ack' && f.message_id === first.message_id && f.payload.granted))!;
-      winner.send({ type: 'progress', message_id: first.message_id, payload: { status: 'working', percent: 50 } });
-      winner.send({
-        type: 'reply',
-        message_id: first.message_id,
-        payload: { channel: 'platform_a', thread_id: first.thread_id, text: 'done', format: 'markdown' },
-      });
-      await waitFor(async () => (replies.some((r) => r.message_id === first.message_id) ? true : undefined), 5000);
-      const r = replies.find((x) => x.message_id === first.message_id);
-      expect(r).toMatchObject({
-        text: 'done',
-        format: 'markdown',
-        thread_id: first.thread_id,
-        claim: { channel_id: first.channel_id, channel_type: 'platform_a', thread_id: first.thread_id },
-      });
-      // A reply by a loser routes nothing.
-      const loser = clients.find((c) => c !== winner)!;
-      loser.send({ type: 'reply', message_id: messages[1]!.message_id, payload: { text: 'not mine' } });
-      await new Promise((res) => setTimeout(res, 300));
-      expect(replies.some((x) => x.text === 'not mine')).toBe(false);
+      const texts = Array.from({ length: N }, (_, i) => `message ${i}`);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < N) {
+            const i = next++;
+            await webhook(i % 2 ? a : b, channel.id, texts[i]!, `1700000000.${String(i).padStart(6, '0')}`);
+          }
+        }),
+      );
+      const acks = (c: Client) => c.frames.filter((f) => f.type === 'claim_ack');
+      await waitFor(async () => (clients.every((c) => acks(c).length === N) ? true : undefined), 120_000, 200);
+      // Every connection was offered every message (once: nothing expired here).
+      for (const c of clients) expect(new Set(c.frames.filter((f) => f.type === 'message').map((f) => f.payload.text)).size).toBe(N);
+      const ids = new Set(clients[0]!.frames.filter((f) => f.type === 'message').map((f) => f.message_id as string));
+      expect(ids.size).toBe(N);
+      for (const id of ids) {
+        const granted = clients.filter((c) => acks(c).some((f) => f.message_id === id && f.payload.granted === true));
+        expect(granted, id).toHaveLength(1);
+      }
+      // Both gateways' connections won some.
+      expect(clients.slice(0, 5).some((c) => acks(c).some((f) => f.payload.granted))).toBe(true);
+      expect(clients.slice(5).some((c) => acks(c).some((f) => f.payload.granted))).toBe(true);
+      // Every reply reached the platform's API once, in its message's thread.
+      await waitFor(async () => (platform.delivered().filter((x) => x.path === '/chat.postMessage').length >= N ? true : undefined), 60_000, 200);
+      const posts = platform.delivered().filter((x) => x.path === '/chat.postMessage');
+      expect(posts).toHaveLength(N);
+      const byText = new Map(posts.map((p) => [p.body.text as string, p]));
+      expect(byText.size).toBe(N);
+      for (let i = 0; i < N; i++) {
+        const p = byText.get(`re: message ${i}`);
+        expect(p, `reply ${i}`).toBeDefined();
+        expect(p!.body).toMatchObject({ channel: 'C1', thread_ts: `1700000000.${String(i).padStart(6, '0')}`, mrkdwn: true });
+        expect(p!.headers.authorization).toBe(`Bearer ${A_CREDS.bot_token}`);
+      }
     } finally {
-      sub.unsubscribe();
       clients.forEach((c) => c.ws.close());
     }
-  }, 90_000);
+  }, 240_000);
+
+  it('a reply by a connection that does not hold the claim routes nothing', async () => {
+    const c1 = await open(a);
+    const c2 = await open(b);
+    try {
+      const m = msg();
+      await a.app.daemon!.dispatch(m, owner);
+      await waitFor(async () => (c2.frames.some((f) => f.message_id === m.message_id) ? true : undefined));
+      c1.send({ type: 'claim', message_id: m.message_id });
+      await waitFor(async () => c1.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id && f.payload.granted));
+      const before = platform.calls.length;
+      c2.send({ type: 'reply', message_id: m.message_id, payload: { text: 'not mine' } });
+      await new Promise((res) => setTimeout(res, 500));
+      expect(platform.calls.length).toBe(before);
+      // The holder can still reply (its claim was untouched).
+      c2.send({ type: 'claim', message_id: m.message_id });
+      await waitFor(async () => c2.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id));
+      expect(c2.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id)!.payload.granted).toBe(false);
+    } finally {
+      c1.ws.close();
+      c2.ws.close();
+    }
+  });
 
   it('a claim not replied within the claim TTL expires and the message is offered again; progress extends it', async () => {
     const c1 = await open(a);
@@ -174,31 +255,12 @@ describe('daemon WebSocket', () => {
   });
 
   it('a signed channel webhook reaches the owner daemon, which claims it (CHANNEL_INBOX → channel-router → dispatch)', async () => {
-    const creds = { signing_secret: 'route-secret-XYZ', bot_token: 'xoxb-route', app_id: 'A9' };
-    const cr = await fetch(`${a.base}/api/v1/channels`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'X-API-Key': key },
-      body: JSON.stringify({ type: 'platform_a', name: `route-${randomUUID()}`, credentials: creds }),
-    });
-    expect(cr.status).toBe(200);
-    const channel = await json(cr);
+    const channel = await createChannel();
     const c = await open(b);
     try {
-      const body = JSON.stringify({
-        type: 'event_callback',
-        event_id: `Ev${randomUUID()}`,
-        event: { type: 'message', channel: 'C1', user: 'U1', ts: '1700000000.000200', text: 'route me' },
-      });
-      const ts = Math.floor(Date.now() / 1000);
-      const sig = 'v0=' + createHmac('sha256', creds.signing_secret).update(`v0:${ts}:${body}`).digest('hex');
-      const w = await fetch(`${a.base}/api/v1/channels/${channel.id}/webhook`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'X-PlatformA-Request-Timestamp': String(ts), 'X-PlatformA-Signature': sig },
-        body,
-      });
-      expect(await json(w)).toEqual({ status: 'dispatched' });
+      await webhook(a, channel.id, 'route me', '1700000000.000200');
       const m = await waitFor(async () => c.frames.find((f) => f.type === 'message' && f.payload.text === 'route me'), 15_000);
-      expect(m.payload).toMatchObject({ channel: 'platform_a', text: 'route me' });
+      expect(m.payload).toMatchObject({ channel: 'platform_a', text: 'route me', thread_id: '1700000000.000200', sender: 'U1', agent_name: '' });
       c.send({ type: 'claim', message_id: m.message_id });
       const ack = await waitFor(async () => c.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id));
       expect(ack.payload.granted).toBe(true);

@@ -13,13 +13,14 @@ import http2 from 'node:http2';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from '@connectrpc/connect';
+import { create } from '@bufbuild/protobuf';
 import { connectNodeAdapter, createGrpcTransport } from '@connectrpc/connect-node';
 import { AuthService } from '../auth/index.js';
 import { startScheduler } from '../scheduler/index.js';
 import { Archiver, Reconciler, Worker } from '../runtime/index.js';
 import { runWorkflow } from '../workflows/index.js';
 import { ClaimBoard, DaemonHub } from '../daemon/index.js';
-import { ChannelRouter } from '../channels/index.js';
+import { ChannelAgentRoute, ChannelOutbox, ChannelRouter, ChannelStore, channelKeyOf } from '../channels/index.js';
 import { loadTemplates } from '../templates/index.js';
 import { loadSkills } from '../skills/index.js';
 import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
@@ -38,7 +39,7 @@ import {
   type SupervisedNatsServer,
 } from '../embedded/index.js';
 import { Gateway } from '../gateway/index.js';
-import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
+import { OrchestratorService, SubmitTaskRequestSchema } from '../gen/svc/v1/orchestrator_pb.js';
 import { StreamingService } from '../gen/svc/v1/streaming_pb.js';
 import { SessionService } from '../gen/svc/v1/session_pb.js';
 import { AgentService } from '../gen/svc/v1/agent_pb.js';
@@ -501,14 +502,50 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
     let daemon: DaemonHub | undefined;
     if (cfg.roles.has('gateway')) {
       const board = await ClaimBoard.open(bus.nc, { ttlSeconds: cfg.daemon.claimTtlSeconds, replicas: cfg.nats.replicas });
-      daemon = await DaemonHub.start(bus.nc, board, { claimTtlSeconds: cfg.daemon.claimTtlSeconds, pendingTtlSeconds: cfg.daemon.pendingTtlSeconds }, log);
+      // Channels: inbound messages to the owners' daemons, or to the default agent route when
+      // none claims them in time; replies and results posted back through the outbox.
+      const outbox = new ChannelOutbox(bus, new ChannelStore(sql, channelKeyOf(cfg.channels.secretKey, cfg.channels.dataDir)), cfg.channels, log);
+      await outbox.start();
+      cleanups.push(() => outbox.stop());
+      // The channel's owner is named by this system caller (as the scheduler does).
+      const orchestrator = createClient(OrchestratorService, transportAs(orchestratorTransport(), SYSTEM_CALLER));
+      const agentRoute = await ChannelAgentRoute.start({
+        bus,
+        outbox,
+        log,
+        tasks: (ids) => store.getTasks(ids),
+        submit: async (r) => {
+          const res = await orchestrator.submitTask(
+            create(SubmitTaskRequestSchema, {
+              metadata: { userId: r.userId ?? '', tenantId: r.tenantId ?? '', sessionId: r.sessionId, labels: r.labels },
+              query: r.query,
+              options: r.skill ? { skill: r.skill } : {},
+            }),
+            { timeoutMs: 15_000 },
+          );
+          return res.workflowId;
+        },
+      });
+      cleanups.push(() => agentRoute.stop());
+      let router: ChannelRouter | undefined;
+      daemon = await DaemonHub.start(
+        bus.nc,
+        board,
+        {
+          claimTtlSeconds: cfg.daemon.claimTtlSeconds,
+          pendingTtlSeconds: cfg.daemon.pendingTtlSeconds,
+          deliverReply: (r) => router!.deliverReply(r),
+          unclaimed: (m, owner) => router!.toAgent(m, owner),
+        },
+        log,
+      );
       app.daemon = daemon;
       const hub = daemon;
       cleanups.push(() => hub.stop());
-      // Inbound channel messages (webhooks) to the owners' daemons.
-      const router = new ChannelRouter(bus, hub, log);
+      router = new ChannelRouter(bus, hub, agentRoute, outbox, log);
       await router.start();
-      cleanups.push(() => router.stop());
+      const r = router;
+      cleanups.push(() => r.stop());
     }
 
     if (cfg.roles.has('gateway')) {

@@ -173,6 +173,15 @@ async function ensureStreams(jsm: JetStreamManager, o: BusOptions): Promise<void
     // Platform retries of one event (same event id) within an hour are stored once.
     duplicate_window: nanos(CHANNEL_INBOX_DEDUPE_MS),
   });
+  await upsertStream(jsm, {
+    name: STREAMS.channelOutbox,
+    subjects: [subjects.channelOutboxAll],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(CHANNEL_INBOX_MAX_AGE_MS),
+    duplicate_window: nanos(CHANNEL_INBOX_DEDUPE_MS),
+  });
   await upsertConsumer(jsm, STREAMS.tasks, {
     durable_name: CONSUMERS.workers,
     ack_policy: AckPolicy.Explicit,

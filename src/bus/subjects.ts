@@ -21,6 +21,12 @@ export const STREAMS = {
    * event id: stored before the webhook answers, so nothing is lost if the gateway dies then.
    */
   channelInbox: 'CHANNEL_INBOX',
+  /**
+   * Outbound posts to chat platforms (daemon replies, agent results), WorkQueue: a post is
+   * stored before the claim or task that produced it is let go, and removed once the platform
+   * accepted it; deduplicated by what produced it (`reply:<message_id>`, `result:<workflow_id>`).
+   */
+  channelOutbox: 'CHANNEL_OUTBOX',
 } as const;
 
 export const CONSUMERS = {
@@ -30,6 +36,8 @@ export const CONSUMERS = {
   archiver: 'archiver',
   /** Durable pull consumer of CHANNEL_INBOX shared by every gateway: offers messages to daemons. */
   channelRouter: 'channel-router',
+  /** Durable pull consumer of CHANNEL_OUTBOX shared by every gateway: posts through the platforms' APIs. */
+  channelSender: 'channel-sender',
 } as const;
 
 export const BUCKETS = {
@@ -49,17 +57,23 @@ export const BUCKETS = {
   llmCache: 'LLM_CACHE',
   /** Daemon message claims: key <message_id> -> the claim (conn, channel, thread, ...); TTL = the claim TTL (the lease). */
   daemonClaims: 'DAEMON_CLAIMS',
-  /** Messages offered to daemons and not yet replied: key <message_id>; TTL = the pending-message TTL (90 s). */
+  /**
+   * Messages offered to daemons and not yet replied: key <message_id>. A message no daemon claimed
+   * within the pending-message TTL (90 s) goes to the default agent route; the bucket's own TTL is
+   * longer (pending + claim TTL + 30 s) so the sweeper sees every entry before it expires.
+   */
   daemonPending: 'DAEMON_PENDING',
   /** Thread affinity: key <owner>.<thread hash> -> the connection that handled the thread last. */
   daemonThreads: 'DAEMON_THREADS',
+  /** Daemon replies to a waiting workflow: key <workflow_id>.<message_id> -> the reply; 24 h. */
+  daemonSignals: 'DAEMON_SIGNALS',
+  /** Channel messages run on the default agent route: key <message_id> -> the task and where its result goes. */
+  channelTasks: 'CHANNEL_TASKS',
 } as const;
 
 export const subjects = {
   /** Daemon dispatch to every connection of one owner (any gateway); the token is a hash of tenant and user. */
   daemonOwner: (ownerToken: string) => `svc.daemon.owner.${token(ownerToken, 'owner')}`,
-  /** Replies of daemons, for whoever routes them (channels, waiting workflows). */
-  daemonReplies: 'svc.daemon.replies',
   taskStartAll: 'svc.tasks.start.>',
   taskStart: (workflowId: string) => `svc.tasks.start.${token(workflowId, 'workflow id')}`,
   eventsAll: 'svc.events.>',
@@ -69,6 +83,8 @@ export const subjects = {
   agentActor: (workflowId: string, agent: string) => `svc.actor.agent.${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
   channelInboxAll: 'svc.channels.inbox.>',
   channelInbox: (channelId: string) => `svc.channels.inbox.${token(channelId, 'channel id')}`,
+  channelOutboxAll: 'svc.channels.outbox.>',
+  channelOutbox: (channelId: string) => `svc.channels.outbox.${token(channelId, 'channel id')}`,
   daemonActor: (connId: string) => `svc.actor.daemon.${token(connId, 'connection id')}`,
 } as const;
 
@@ -83,6 +99,9 @@ export const kvKeys = {
   llmCacheIndex: (settingsHash: string) => `i.${hexToken(settingsHash)}`,
   /** A daemon message's claim. */
   daemonClaim: (messageId: string) => token(messageId, 'message id'),
+  daemonPending: (messageId: string) => token(messageId, 'message id'),
+  daemonSignal: (workflowId: string, messageId: string) => `${token(workflowId, 'workflow id')}.${token(messageId, 'message id')}`,
+  channelTask: (messageId: string) => token(messageId, 'message id'),
 } as const;
 
 function hexToken(t: string): string {

@@ -6,8 +6,11 @@
  *   (webhook.ts) and, when it carries a message, stored in the CHANNEL_INBOX stream (subject
  *   svc.channels.inbox.<channel_id>, de-duplicated by the platform's event id) BEFORE the
  *   answer `{status: "dispatched"}`: a gateway dying after answering loses nothing, and the
- *   platform's retries of one event are stored once. Routing the stored messages to daemons or
- *   agents and posting replies is the consumer's job, not this module's.
+ *   platform's retries of one event are stored once.
+ * - ChannelRouter (router.ts): the stored messages to the owner's daemons; one no daemon claims
+ *   in time to the default agent route (agent-route.ts).
+ * - ChannelOutbox (outbox.ts): daemon replies and agent results posted to the thread through
+ *   the platform's API, stored first, retried with backoff.
  * - A disabled channel accepts nothing: its webhook answers 404 `Channel not found`, the same as
  *   an unknown id, so an unauthenticated caller learns nothing about which ids exist.
  * - platform_b's immediate short acknowledgement goes through the reply token
@@ -52,6 +55,8 @@ export interface InboundMessage {
   /** The platform's conversation (channel, group, room or user id). */
   conversation: string | null;
   timestamp: string;
+  /** Set when the message comes back for the default agent route (no daemon claimed it). */
+  route?: 'agent';
 }
 
 export const PLATFORM_B_ACK_TEXT = 'Received. Working on it…';
@@ -140,3 +145,5 @@ export class ChannelService {
   }
 }
 export { ChannelRouter } from './router.js';
+export { ChannelOutbox, OUTBOX_MAX_ATTEMPTS, type OutboundPost, type OutboxConfig } from './outbox.js';
+export { ChannelAgentRoute, threadSessionId, type AgentRouteDeps, type ChannelTaskRequest, type TaskOutcome } from './agent-route.js';

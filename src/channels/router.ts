@@ -1,27 +1,36 @@
 /**
  * Routing of inbound channel messages: a durable consumer (`channel-router`, shared by every
- * gateway) on the CHANNEL_INBOX stream offers each stored message to its channel owner's
- * daemon connections (DaemonHub.dispatch: claim-once, re-offered when a claim expires), then
- * acknowledges it. A message is acknowledged only once it is handed to the daemon layer, so
- * a gateway that dies in between leaves it for another.
- *
- * Not built yet (the rest of issue 9, section 2.3): with no daemon connected, waiting the
- * pending TTL then running the default agent route, and posting the result back to the thread
- * through the platform's API with an outbox.
+ * gateway) on the CHANNEL_INBOX stream, up to ROUTER_CONCURRENCY messages at once per gateway.
+ * - A message from a webhook is offered to its channel owner's daemon connections
+ *   (DaemonHub.dispatch: claim-once, re-offered when a claim expires, kept pending until replied).
+ * - A message no daemon claimed within the pending-message TTL comes back through the same
+ *   stream marked `route: "agent"` (`toAgent`, called by the daemon sweeper; de-duplicated by
+ *   message id) and runs on the default agent route (ChannelAgentRoute).
+ * - A daemon's reply goes into the outbox (`deliverReply`, the hub's hook).
+ * A message is acknowledged only once handed on, so a gateway that dies in between leaves it
+ * for another; a failed hand-off is redelivered after 5 s.
  */
-import { AckPolicy, DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
-import { CONSUMERS, STREAMS, type Bus } from '../bus/index.js';
-import type { DaemonHub } from '../daemon/index.js';
+import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { CONSUMERS, STREAMS, subjects, type Bus } from '../bus/index.js';
+import type { DaemonHub, DaemonMessage, DaemonReply, Owner } from '../daemon/index.js';
 import type { Logger } from '../kernel/index.js';
+import type { ChannelAgentRoute } from './agent-route.js';
 import type { InboundMessage } from './index.js';
+import type { ChannelOutbox } from './outbox.js';
+
+const ROUTER_CONCURRENCY = 64;
 
 export class ChannelRouter {
   private messages?: ConsumerMessages;
   private loop?: Promise<void>;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
-    private readonly bus: Bus,
-    private readonly hub: DaemonHub,
+    private readonly bus: Pick<Bus, 'js' | 'jsm'>,
+    private readonly hub: Pick<DaemonHub, 'dispatch'>,
+    private readonly agents: Pick<ChannelAgentRoute, 'run'>,
+    private readonly outbox: Pick<ChannelOutbox, 'enqueue'>,
     private readonly log: Logger,
   ) {}
 
@@ -31,7 +40,7 @@ export class ChannelRouter {
         durable_name: CONSUMERS.channelRouter,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
-        ack_wait: 30_000_000_000,
+        ack_wait: nanos(30_000),
       })
       .catch(() => undefined); // exists already (another gateway created it)
     const consumer = await this.bus.js.consumers.get(STREAMS.channelInbox, CONSUMERS.channelRouter);
@@ -39,34 +48,96 @@ export class ChannelRouter {
     this.messages = messages;
     this.loop = (async () => {
       for await (const m of messages) {
-        try {
-          const inbound = m.json<InboundMessage>();
-          await this.hub.dispatch(
-            {
-              message_id: inbound.message_id,
-              channel: inbound.channel_type,
-              channel_id: inbound.channel_id,
-              channel_type: inbound.channel_type,
-              thread_id: inbound.thread_id,
-              sender: inbound.sender,
-              text: inbound.text,
-              ...(inbound.agent_name ? { agent_name: inbound.agent_name } : {}),
-              ...(inbound.reply_token ? { reply_token: inbound.reply_token } : {}),
-              timestamp: inbound.timestamp,
-            },
-            { tenantId: inbound.tenant_id, userId: inbound.user_id },
-          );
-          m.ack();
-        } catch (err) {
-          this.log.warn({ err }, 'channel message not dispatched; redelivered later');
-          m.nak(5000);
-        }
+        while (this.inFlight.size >= ROUTER_CONCURRENCY) await Promise.race(this.inFlight);
+        const p = this.route(m).finally(() => this.inFlight.delete(p));
+        this.inFlight.add(p);
       }
     })();
+  }
+
+  private async route(m: JsMsg): Promise<void> {
+    try {
+      const inbound = m.json<InboundMessage>();
+      if (inbound.route === 'agent') await this.agents.run(inbound);
+      else await this.hub.dispatch(daemonMessageOf(inbound), { tenantId: inbound.tenant_id, userId: inbound.user_id });
+      m.ack();
+    } catch (err) {
+      this.log.warn({ err }, 'channel message not routed; redelivered later');
+      m.nak(5000);
+    }
+  }
+
+  /**
+   * The daemon sweeper's `unclaimed` hook: a channel message no daemon claimed in time goes back
+   * through CHANNEL_INBOX to the agent route (stored once however often this is called). A
+   * message that came from no channel has nowhere to post a result: dropped, logged.
+   */
+  async toAgent(msg: DaemonMessage, owner: Owner): Promise<void> {
+    if (!msg.channel_id || (msg.channel_type !== 'platform_a' && msg.channel_type !== 'platform_b')) {
+      this.log.warn({ message_id: msg.message_id }, 'unclaimed daemon message from no channel: dropped');
+      return;
+    }
+    const inbound: InboundMessage = {
+      message_id: msg.message_id,
+      channel_id: msg.channel_id,
+      channel_type: msg.channel_type,
+      user_id: owner.userId,
+      tenant_id: owner.tenantId,
+      event_id: `agent:${msg.message_id}`,
+      event_type: 'unclaimed',
+      thread_id: msg.thread_id,
+      sender: msg.sender,
+      text: msg.text,
+      agent_name: msg.agent_name ?? null,
+      reply_token: msg.reply_token ?? null,
+      conversation: msg.conversation ?? null,
+      timestamp: msg.timestamp,
+      route: 'agent',
+    };
+    await this.bus.js.publish(subjects.channelInbox(msg.channel_id), new TextEncoder().encode(JSON.stringify(inbound)), { msgID: `agent:${msg.message_id}` });
+  }
+
+  /**
+   * The daemon hub's `deliverReply` hook: a reply to a channel message goes into the outbox
+   * (posted to the message's thread). A reply to a message from no channel has nowhere to go:
+   * logged, and the claim ends.
+   */
+  async deliverReply(r: DaemonReply): Promise<void> {
+    const c = r.claim;
+    if (!c.channel_id || (c.channel_type !== 'platform_a' && c.channel_type !== 'platform_b')) {
+      this.log.warn({ message_id: r.message_id }, 'daemon reply to a message from no channel: not posted');
+      return;
+    }
+    await this.outbox.enqueue({
+      id: `reply:${r.message_id}`,
+      channel_id: c.channel_id,
+      channel_type: c.channel_type,
+      conversation: c.conversation ?? '',
+      thread_id: r.thread_id,
+      text: r.text,
+      format: r.format,
+    });
   }
 
   async stop(): Promise<void> {
     await this.messages?.close();
     await this.loop?.catch(() => {});
+    await Promise.allSettled([...this.inFlight]);
   }
+}
+
+export function daemonMessageOf(inbound: InboundMessage): DaemonMessage {
+  return {
+    message_id: inbound.message_id,
+    channel: inbound.channel_type,
+    channel_id: inbound.channel_id,
+    channel_type: inbound.channel_type,
+    thread_id: inbound.thread_id,
+    sender: inbound.sender,
+    text: inbound.text,
+    ...(inbound.agent_name ? { agent_name: inbound.agent_name } : {}),
+    ...(inbound.reply_token ? { reply_token: inbound.reply_token } : {}),
+    ...(inbound.conversation ? { conversation: inbound.conversation } : {}),
+    timestamp: inbound.timestamp,
+  };
 }

@@ -5,8 +5,9 @@
  * is the key's age: the bucket's TTL is the claim TTL (DAEMON_CLAIM_TTL_SECONDS, 60), so a
  * claim not replied in time disappears and the message may be claimed again; `progress`
  * rewrites the key (compare-and-set, only by its owner), which starts its age again. A reply
- * ends the claim (the key is purged once the reply is handed on). No gateway keeps claims only
- * in memory: any of them can arbitrate, and a gateway that dies takes no claim with it.
+ * ends the claim: once the reply is handed on, the key is marked replied and left to expire, so
+ * a late claim still loses. No gateway keeps claims only in memory: any of them can arbitrate,
+ * and a gateway that dies takes no claim with it.
  */
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -19,9 +20,13 @@ export interface ClaimMeta {
   channel_type?: string;
   thread_id?: string;
   reply_token?: string;
+  /** Where a reply is posted on the platform (its channel, group or user id): kept server-side. */
+  conversation?: string;
   timestamp: string;
   workflow_id?: string;
   workflow_run_id?: string;
+  /** Set once the claim's reply was handed on. */
+  replied?: boolean;
 }
 
 const enc = new TextEncoder();
@@ -60,7 +65,7 @@ export class ClaimBoard {
   /** Extends the lease of `connId`'s claim (rewrites it); false when the claim is not (or no longer) its. */
   async progress(messageId: string, connId: string): Promise<boolean> {
     const c = await this.get(messageId);
-    if (!c || c.meta.conn_id !== connId) return false;
+    if (!c || c.meta.conn_id !== connId || c.meta.replied) return false;
     try {
       await this.kv.update(kvKeys.daemonClaim(messageId), enc.encode(JSON.stringify({ ...c.meta, timestamp: new Date().toISOString() })), c.revision);
       return true;
@@ -70,14 +75,16 @@ export class ClaimBoard {
   }
 
   /**
-   * Ends `connId`'s claim after its reply was handed on: returns its metadata (where the reply
-   * goes), or undefined when the claim is not (or no longer) its.
+   * Ends a claim whose reply was handed on: the key stays (marked replied) until its TTL, so a
+   * late `claim` of the message still finds it taken. False when the claim changed meanwhile.
    */
-  async complete(messageId: string, connId: string): Promise<ClaimMeta | undefined> {
-    const c = await this.get(messageId);
-    if (!c || c.meta.conn_id !== connId) return undefined;
-    await this.kv.purge(kvKeys.daemonClaim(messageId));
-    return c.meta;
+  async end(messageId: string, c: { meta: ClaimMeta; revision: number }): Promise<boolean> {
+    try {
+      await this.kv.update(kvKeys.daemonClaim(messageId), enc.encode(JSON.stringify({ ...c.meta, replied: true })), c.revision);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 

@@ -7,18 +7,24 @@
  * - Thread affinity: the connection that claimed a thread's message last (DAEMON_THREADS) gets
  *   that thread's next message alone, while it answers on its actor subject; otherwise the
  *   message goes to every connection of the owner.
- * - A dispatched message is kept in DAEMON_PENDING (TTL: the pending-message TTL, 90 s) until
- *   it is replied; `claim` looks its metadata up there and arbitrates through the ClaimBoard.
- *   A claim not replied within the claim TTL expires and the sweeper offers the message again.
+ * - A dispatched message is kept in DAEMON_PENDING until it is replied or routed elsewhere;
+ *   `claim` looks its metadata up there and arbitrates through the ClaimBoard. Connections of
+ *   one gateway that claim the same message at once make one attempt on the board between them
+ *   (the first one's); the others lose at once.
+ * - The sweeper (every gateway, every 2 s): a message no connection received (none connected)
+ *   is offered again, and at once when a connection of its owner arrives; one whose claim
+ *   expired unreplied is offered again a claim TTL after its last offer; one with no live claim
+ *   a pending-message TTL (90 s) after it arrived goes to the `unclaimed` route (the channels'
+ *   default agent route). Compare-and-set on the pending entry makes one gateway act.
  * - Protocol: `connected` on open; `claim` → `claim_ack {granted}`; `progress` extends the
- *   lease; `reply` ends the claim and is published on `svc.daemon.replies` with the claim's
- *   metadata (channel, thread, reply token, workflow) for the component that routes it;
+ *   lease; `reply` is handed on (to the waiting workflow through DAEMON_SIGNALS when the claim
+ *   names one, else to `deliverReply`, the channels' outbox) and only then ends the claim;
  *   `disconnect` closes. Invalid JSON is ignored.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { BUCKETS, subjects } from '../bus/index.js';
+import { BUCKETS, kvKeys, subjects } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { ClaimBoard, ClaimMeta } from './claims.js';
 
@@ -34,6 +40,8 @@ export interface DaemonMessage {
   channel_id?: string;
   channel_type?: string;
   reply_token?: string;
+  /** The platform's conversation (channel, group or user id) a reply is posted to. */
+  conversation?: string;
   workflow_id?: string;
   workflow_run_id?: string;
 }
@@ -41,6 +49,17 @@ export interface DaemonMessage {
 export interface Owner {
   tenantId: string | null;
   userId: string | null;
+}
+
+/** A daemon's `reply`, with the claim it ends (where it goes). */
+export interface DaemonReply {
+  message_id: string;
+  claim: ClaimMeta;
+  owner: Owner;
+  channel: string;
+  thread_id: string;
+  text: string;
+  format: 'text' | 'markdown';
 }
 
 /** One WebSocket as the hub sees it. */
@@ -55,8 +74,14 @@ export interface DaemonSocket {
 interface Pending {
   msg: DaemonMessage;
   owner: Owner;
+  /** When the message arrived (ms): the pending-message TTL counts from here. */
   dispatchedAt: number;
-  replied?: boolean;
+  /** When it was last offered (ms): an expired claim is offered again a claim TTL after. */
+  offeredAt: number;
+  /** False when no connection of the owner received the last offer. */
+  offered: boolean;
+  /** Set when the message was handed to the `unclaimed` route (retried until it is gone). */
+  routedAt?: number;
 }
 
 const enc = new TextEncoder();
@@ -72,30 +97,51 @@ const threadKey = (o: Owner, threadId: string) => `${ownerToken(o)}.${createHash
 export interface HubOptions {
   claimTtlSeconds: number;
   pendingTtlSeconds: number;
-  /** How often expired claims are looked for (ms). */
+  /** How often the sweeper runs (ms; default 2000). */
   sweepMs?: number;
+  /**
+   * Where a reply whose claim names no workflow goes (the channels' outbox). Resolved means
+   * stored durably: only then is the claim ended. Unset: such replies are refused (logged).
+   */
+  deliverReply?: (r: DaemonReply) => Promise<void>;
+  /**
+   * A message no daemon claimed within the pending-message TTL (the channels' default agent
+   * route). Resolved means stored durably; it must be idempotent (it may be called again after
+   * a crash). Unset: such messages are dropped (logged).
+   */
+  unclaimed?: (m: DaemonMessage, owner: Owner) => Promise<void>;
 }
+
+/** Retry of an `unclaimed` hand-off that did not finish (the gateway died or it failed). */
+const ROUTE_RETRY_MS = 30_000;
 
 export class DaemonHub {
   private readonly sockets = new Map<string, { sock: DaemonSocket; sub: Subscription }>();
   private readonly owners = new Map<string, { sub: Subscription; conns: Set<string> }>();
+  /** Claims being arbitrated by this gateway: message id -> the first local attempt. */
+  private readonly flights = new Map<string, Promise<boolean>>();
   private sweeper?: NodeJS.Timeout;
+  private sweeping?: Promise<number>;
+  private kicked?: NodeJS.Timeout;
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly board: ClaimBoard,
     private readonly pending: KV,
     private readonly threads: KV,
+    private readonly signals: KV,
     private readonly opts: HubOptions,
     private readonly log: Logger,
   ) {}
 
   static async start(nc: NatsConnection, board: ClaimBoard, opts: HubOptions, log: Logger): Promise<DaemonHub> {
     const kvm = new Kvm(nc);
-    const pending = await kvm.create(BUCKETS.daemonPending, { history: 1, ttl: opts.pendingTtlSeconds * 1000 }).catch(() => kvm.open(BUCKETS.daemonPending));
-    const threads = await kvm.create(BUCKETS.daemonThreads, { history: 1, ttl: 10 * 60 * 1000 }).catch(() => kvm.open(BUCKETS.daemonThreads));
-    const hub = new DaemonHub(nc, board, pending, threads, opts, log);
-    hub.sweeper = setInterval(() => void hub.sweep().catch((err: unknown) => log.warn({ err }, 'daemon sweep failed')), opts.sweepMs ?? 2000);
+    const open = (name: string, ttlMs: number) => kvm.create(name, { history: 1, ttl: ttlMs }).catch(() => kvm.open(name));
+    const pending = await open(BUCKETS.daemonPending, (opts.pendingTtlSeconds + opts.claimTtlSeconds + 30) * 1000);
+    const threads = await open(BUCKETS.daemonThreads, 10 * 60 * 1000);
+    const signals = await open(BUCKETS.daemonSignals, 24 * 3600 * 1000);
+    const hub = new DaemonHub(nc, board, pending, threads, signals, opts, log);
+    hub.sweeper = setInterval(() => hub.runSweep(), opts.sweepMs ?? 2000);
     hub.sweeper.unref();
     return hub;
   }
@@ -121,10 +167,13 @@ export class DaemonHub {
         sub: this.nc.subscribe(subjects.daemonOwner(ot), {
           callback: (_err, m) => {
             const msg = JSON.parse(dec.decode(m.data)) as DaemonMessage;
+            let any = false;
             for (const id of this.owners.get(ot)?.conns ?? []) {
               const s = this.sockets.get(id);
-              if (s) this.offer(s.sock, msg);
+              if (s && this.offer(s.sock, msg)) any = true;
             }
+            // Only a gateway that offered it answers: no answer at all means nobody received it.
+            if (any && m.reply) m.respond(enc.encode('ok'));
           },
         }),
       };
@@ -132,6 +181,8 @@ export class DaemonHub {
     }
     o.conns.add(sock.id);
     sock.send({ type: 'connected', payload: {} });
+    // Messages that waited for a connection of this owner are offered now, not at the next sweep.
+    this.kick();
   }
 
   disconnect(connId: string): void {
@@ -166,26 +217,37 @@ export class DaemonHub {
 
   /**
    * Offers a message to the owner's daemons: to the connection that handled its thread when it
-   * answers, else to every connection of the owner on every gateway. Kept pending until replied.
+   * answers, else to every connection of the owner on every gateway. Kept pending until replied
+   * or routed elsewhere; resolved once the pending entry is stored.
    */
   async dispatch(msg: DaemonMessage, owner: Owner): Promise<void> {
-    const p: Pending = { msg, owner, dispatchedAt: Date.now() };
-    await this.pending.put(msg.message_id, enc.encode(JSON.stringify(p)));
-    await this.send(msg, owner);
+    const now = Date.now();
+    const p: Pending = { msg, owner, dispatchedAt: now, offeredAt: now, offered: true };
+    const rev = await this.pending.put(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify(p)));
+    if (!(await this.send(msg, owner))) {
+      await this.pending.update(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify({ ...p, offered: false })), rev).catch(() => undefined);
+    }
   }
 
-  private async send(msg: DaemonMessage, owner: Owner, affinity = true): Promise<void> {
+  /** True when at least one connection received the message. */
+  private async send(msg: DaemonMessage, owner: Owner, affinity = true): Promise<boolean> {
+    const data = enc.encode(JSON.stringify(msg));
     const t = affinity ? await this.threads.get(threadKey(owner, msg.thread_id)).catch(() => null) : null;
     if (t && t.operation === 'PUT' && t.value.length) {
       const connId = dec.decode(t.value);
       try {
-        const r = await this.nc.request(subjects.daemonActor(connId), enc.encode(JSON.stringify(msg)), { timeout: 500 });
-        if (dec.decode(r.data) === 'ok') return;
+        const r = await this.nc.request(subjects.daemonActor(connId), data, { timeout: 500 });
+        if (dec.decode(r.data) === 'ok') return true;
       } catch {
         /* that connection is gone: every connection of the owner */
       }
     }
-    this.nc.publish(subjects.daemonOwner(ownerToken(owner)), enc.encode(JSON.stringify(msg)));
+    try {
+      await this.nc.request(subjects.daemonOwner(ownerToken(owner)), data, { timeout: 1000 });
+      return true;
+    } catch {
+      return false; // no responders: no connection of the owner on any gateway
+    }
   }
 
   /** One frame from a connection. Invalid JSON and unknown types are ignored. */
@@ -207,7 +269,7 @@ export class DaemonHub {
         return;
       }
       case 'progress':
-        if (id) await this.board.progress(id, connId);
+        if (id && (await this.board.progress(id, connId))) await this.touch(id);
         return;
       case 'reply':
         if (id) await this.reply(s.sock, id, f.payload);
@@ -221,15 +283,37 @@ export class DaemonHub {
   }
 
   private async pendingOf(id: string): Promise<{ p: Pending; revision: number } | undefined> {
-    const e = await this.pending.get(id).catch(() => null);
+    const e = await this.pending.get(kvKeys.daemonPending(id)).catch(() => null);
     if (!e || e.operation !== 'PUT' || !e.value.length) return undefined;
     return { p: JSON.parse(dec.decode(e.value)) as Pending, revision: e.revision };
   }
 
-  private async claim(sock: DaemonSocket, id: string): Promise<boolean> {
+  /** A claimed message's pending entry is rewritten on progress: it lives as long as the claim. */
+  private async touch(id: string): Promise<void> {
     const pe = await this.pendingOf(id);
-    // Only the owner's connections may claim, and only what is still pending.
-    if (!pe || pe.p.replied || ownerToken(pe.p.owner) !== ownerToken(sock.owner)) return false;
+    if (pe) await this.pending.update(kvKeys.daemonPending(id), enc.encode(JSON.stringify(pe.p)), pe.revision).catch(() => undefined);
+  }
+
+  /**
+   * Arbitration of one `claim`. The first connection of this gateway to claim a message makes
+   * the attempt on the board; the others claiming it meanwhile lose at once: whichever way the
+   * attempt goes, they cannot win (it either wins for a sibling or finds the message taken).
+   */
+  private async claim(sock: DaemonSocket, id: string): Promise<boolean> {
+    if (this.flights.has(id)) return false;
+    const attempt = this.attempt(sock, id);
+    this.flights.set(id, attempt);
+    try {
+      return await attempt;
+    } finally {
+      this.flights.delete(id);
+    }
+  }
+
+  private async attempt(sock: DaemonSocket, id: string): Promise<boolean> {
+    const pe = await this.pendingOf(id);
+    // Only the owner's connections may claim, and only what is still pending and not routed away.
+    if (!pe || pe.p.routedAt || ownerToken(pe.p.owner) !== ownerToken(sock.owner)) return false;
     const m = pe.p.msg;
     const meta: ClaimMeta = {
       conn_id: sock.id,
@@ -237,41 +321,80 @@ export class DaemonHub {
       ...(m.channel_type ? { channel_type: m.channel_type } : {}),
       thread_id: m.thread_id,
       ...(m.reply_token ? { reply_token: m.reply_token } : {}),
+      ...(m.conversation ? { conversation: m.conversation } : {}),
       timestamp: new Date().toISOString(),
       ...(m.workflow_id ? { workflow_id: m.workflow_id } : {}),
       ...(m.workflow_run_id ? { workflow_run_id: m.workflow_run_id } : {}),
     };
     const granted = await this.board.claim(id, meta);
-    if (granted) await this.threads.put(threadKey(sock.owner, m.thread_id), enc.encode(sock.id)).catch(() => {});
+    // Affinity is a hint for the thread's next message: not waited for.
+    if (granted) void this.threads.put(threadKey(sock.owner, m.thread_id), enc.encode(sock.id)).catch(() => undefined);
     return granted;
   }
 
+  /**
+   * A reply from the connection holding the claim: stored where it goes (the waiting
+   * workflow's signal, else `deliverReply`), then the claim is ended and the message leaves
+   * the pending set. A reply that cannot be stored leaves the claim as it was (the daemon may
+   * reply again; unreplied, the claim expires and the message is offered again).
+   */
   private async reply(sock: DaemonSocket, id: string, payload: unknown): Promise<void> {
-    const meta = await this.board.complete(id, sock.id);
-    if (!meta) return; // not this connection's claim (or expired): nothing to route
-    const pe = await this.pendingOf(id);
-    if (pe) await this.pending.update(id, enc.encode(JSON.stringify({ ...pe.p, replied: true })), pe.revision).catch(() => {});
+    const c = await this.board.get(id);
+    if (!c || c.meta.conn_id !== sock.id || c.meta.replied) return; // not this connection's claim (or expired)
     const p = (payload && typeof payload === 'object' ? payload : {}) as Record<string, unknown>;
-    this.nc.publish(
-      subjects.daemonReplies,
-      enc.encode(
-        JSON.stringify({
-          message_id: id,
-          claim: meta,
-          owner: sock.owner,
-          channel: typeof p.channel === 'string' ? p.channel : (pe?.p.msg.channel ?? ''),
-          thread_id: typeof p.thread_id === 'string' ? p.thread_id : meta.thread_id,
-          text: typeof p.text === 'string' ? p.text : '',
-          format: p.format === 'markdown' ? 'markdown' : 'text',
-        }),
-      ),
-    );
+    const r: DaemonReply = {
+      message_id: id,
+      claim: c.meta,
+      owner: sock.owner,
+      channel: typeof p.channel === 'string' ? p.channel : (c.meta.channel_type ?? ''),
+      thread_id: typeof p.thread_id === 'string' && p.thread_id ? p.thread_id : (c.meta.thread_id ?? ''),
+      text: typeof p.text === 'string' ? p.text : '',
+      format: p.format === 'markdown' ? 'markdown' : 'text',
+    };
+    if (c.meta.workflow_id) {
+      await this.signals.put(kvKeys.daemonSignal(c.meta.workflow_id, id), enc.encode(JSON.stringify(r)));
+      // The workflow's mailbox: a nudge only (the reply itself is in DAEMON_SIGNALS).
+      this.nc.publish(subjects.workflowActor(c.meta.workflow_id), enc.encode(JSON.stringify({ type: 'daemon_reply', message_id: id })));
+    } else if (this.opts.deliverReply) {
+      await this.opts.deliverReply(r);
+    } else {
+      this.log.warn({ message_id: id }, 'daemon reply has nowhere to go (no channel route configured)');
+      return;
+    }
+    await this.board.end(id, c);
+    await this.pending.delete(kvKeys.daemonPending(id)).catch(() => undefined);
+  }
+
+  /** A daemon's reply to a waiting workflow (DAEMON_SIGNALS), if it arrived. */
+  async replyFor(workflowId: string, messageId: string): Promise<DaemonReply | undefined> {
+    const e = await this.signals.get(kvKeys.daemonSignal(workflowId, messageId));
+    if (!e || e.operation !== 'PUT' || !e.value.length) return undefined;
+    return JSON.parse(dec.decode(e.value)) as DaemonReply;
+  }
+
+  private kick(): void {
+    if (this.kicked) return;
+    this.kicked = setTimeout(() => {
+      this.kicked = undefined;
+      this.runSweep();
+    }, 50);
+    this.kicked.unref();
+  }
+
+  private runSweep(): void {
+    if (this.sweeping) return;
+    this.sweeping = this.sweep()
+      .catch((err: unknown) => {
+        this.log.warn({ err }, 'daemon sweep failed');
+        return 0;
+      })
+      .finally(() => (this.sweeping = undefined));
   }
 
   /**
-   * Offers again every pending message whose claim expired without a reply (or that nobody
-   * claimed) once a claim TTL has passed since it was last offered. Any gateway may sweep; the
-   * compare-and-set on the pending entry makes one of them do it.
+   * One pass over the pending messages (see the file's comment for the rules). Returns how
+   * many were offered again or routed. Any gateway may sweep; the compare-and-set on the
+   * pending entry makes one of them act on each message.
    */
   async sweep(now = Date.now()): Promise<number> {
     let n = 0;
@@ -279,24 +402,55 @@ export class DaemonHub {
     for await (const k of await this.pending.keys()) keys.push(k);
     for (const k of keys) {
       const pe = await this.pendingOf(k);
-      if (!pe || pe.p.replied || now - pe.p.dispatchedAt < this.opts.claimTtlSeconds * 1000) continue;
-      if (await this.board.get(k)) continue; // claimed, lease still running
-      const next = { ...pe.p, dispatchedAt: now };
-      const ok = await this.pending.update(k, enc.encode(JSON.stringify(next)), pe.revision).then(
-        () => true,
-        () => false,
-      );
-      if (!ok) continue;
-      // Offered to every connection again: the one that let the claim expire may be stuck.
-      await this.send(pe.p.msg, pe.p.owner, false);
+      if (!pe) continue;
+      const p = pe.p;
+      const due = p.routedAt
+        ? now - p.routedAt >= ROUTE_RETRY_MS
+        : !p.offered || now - p.offeredAt >= this.opts.claimTtlSeconds * 1000 || now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000;
+      if (!due) continue;
+      const claim = p.routedAt ? undefined : await this.board.get(k);
+      if (claim && !claim.meta.replied) continue; // claimed, lease still running
+      if (claim?.meta.replied) {
+        await this.pending.delete(kvKeys.daemonPending(k)).catch(() => undefined);
+        continue;
+      }
+      const route = p.routedAt !== undefined || now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000;
+      const next: Pending = route ? { ...p, routedAt: now } : { ...p, offeredAt: now };
+      const rev = await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify(next)), pe.revision).catch(() => 0);
+      if (!rev) continue;
       n++;
+      if (route) {
+        await this.routeUnclaimed(p);
+        continue;
+      }
+      // Offered to every connection again: the one that let the claim expire may be stuck.
+      const offered = await this.send(p.msg, p.owner, false);
+      if (offered !== next.offered)
+        await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...next, offered })), rev).catch(() => undefined);
     }
     return n;
   }
 
-  stop(): void {
+  private async routeUnclaimed(p: Pending): Promise<void> {
+    const id = p.msg.message_id;
+    if (!this.opts.unclaimed) {
+      this.log.warn({ message_id: id }, 'no daemon claimed the message within the pending-message TTL and no agent route is configured: dropped');
+    } else {
+      try {
+        await this.opts.unclaimed(p.msg, p.owner);
+      } catch (err) {
+        this.log.warn({ err, message_id: id }, 'unclaimed message not handed to the agent route; retried');
+        return;
+      }
+    }
+    await this.pending.delete(kvKeys.daemonPending(id)).catch(() => undefined);
+  }
+
+  async stop(): Promise<void> {
     clearInterval(this.sweeper);
+    clearTimeout(this.kicked);
     for (const id of [...this.sockets.keys()]) this.disconnect(id);
+    await this.sweeping;
   }
 }
 

@@ -1,7 +1,7 @@
 /**
- * Daemon clients (GET /v1/ws/messages): the protocol's claim-once arbitration. The WebSocket
- * endpoint, dispatch to connections and the expiry sweeper come with the rest of the daemon
- * work; `ClaimBoard` is what every gateway process arbitrates through.
+ * Daemon clients (GET /v1/ws/messages, whose socket plumbing is the gateway's): the hub of one
+ * gateway's connections (dispatch, claims, replies, the sweeper) and `ClaimBoard`, the
+ * claim-once arbitration every gateway process goes through.
  */
 export { ClaimBoard, type ClaimMeta } from './claims.js';
-export { DaemonHub, newConnId, ownerToken, type DaemonMessage, type DaemonSocket, type HubOptions, type Owner } from './hub.js';
+export { DaemonHub, newConnId, ownerToken, type DaemonMessage, type DaemonReply, type DaemonSocket, type HubOptions, type Owner } from './hub.js';
