@@ -527,25 +527,26 @@ export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmP
         },
       });
       cleanups.push(() => agentRoute.stop());
-      let router: ChannelRouter | undefined;
+      // The hub's hooks reach the router, which needs the hub: bound once both exist.
+      const late: { router?: ChannelRouter } = {};
       daemon = await DaemonHub.start(
         bus.nc,
         board,
         {
           claimTtlSeconds: cfg.daemon.claimTtlSeconds,
           pendingTtlSeconds: cfg.daemon.pendingTtlSeconds,
-          deliverReply: (r) => router!.deliverReply(r),
-          unclaimed: (m, owner) => router!.toAgent(m, owner),
+          deliverReply: (r) => late.router!.deliverReply(r),
+          unclaimed: (m, owner) => late.router!.toAgent(m, owner),
         },
         log,
       );
       app.daemon = daemon;
       const hub = daemon;
       cleanups.push(() => hub.stop());
-      router = new ChannelRouter(bus, hub, agentRoute, outbox, log);
+      const router = new ChannelRouter(bus, hub, agentRoute, outbox, log);
+      late.router = router;
       await router.start();
-      const r = router;
-      cleanups.push(() => r.stop());
+      cleanups.push(() => router.stop());
     }
 
     if (cfg.roles.has('gateway')) {
