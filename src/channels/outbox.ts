@@ -124,8 +124,10 @@ export class ChannelOutbox {
         return;
       }
       const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (attempt - 1));
-      const delay = Math.max(f.retryAfterMs ?? 0, backoff / 2 + Math.random() * (backoff / 2));
-      this.log.warn({ ...ctx, retry_in_ms: Math.round(delay) }, 'channel post failed; retried');
+      // Whole milliseconds: a fractional delay would reach the server as a fractional nanosecond
+      // count, which it does not parse (the message would come back at once).
+      const delay = Math.round(Math.max(f.retryAfterMs ?? 0, backoff / 2 + Math.random() * (backoff / 2)));
+      this.log.warn({ ...ctx, retry_in_ms: delay }, 'channel post failed; retried');
       m.nak(delay);
     }
   }
