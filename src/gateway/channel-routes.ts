@@ -169,7 +169,9 @@ export const channelPaths = {
     post: {
       summary:
         'Inbound platform webhook (no authentication: X-PlatformA-Signature with X-PlatformA-Request-Timestamp, or X-PlatformB-Signature). ' +
-        'The message is stored durably (de-duplicated by the platform event id) and processed asynchronously.',
+        "The message is stored durably (de-duplicated by the platform event id) and processed asynchronously: offered to the owner's " +
+        "daemon connections (GET /v1/ws/messages); if none claims it within DAEMON_PENDING_TTL_SECONDS (90) it runs as the owner's task " +
+        '(config.agent_name: the skill it runs) and the result is posted to the thread through the platform API (PLATFORM_A_API_URL, PLATFORM_B_API_URL).',
       operationId: 'channelWebhook',
       security: [],
       parameters: [webhookParam],
