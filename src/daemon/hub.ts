@@ -22,6 +22,7 @@
  *   `disconnect` closes. Invalid JSON is ignored.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { BUCKETS, kvKeys, subjects } from '../bus/index.js';
@@ -69,6 +70,8 @@ export interface DaemonSocket {
   /** Sends one JSON frame; false when the socket is backed up (the caller may drop it). */
   send(frame: unknown): boolean;
   close(code: number, reason: string): void;
+  /** Bytes accepted by `send` and not yet written to the network. */
+  buffered?(): number;
 }
 
 interface Pending {
@@ -112,6 +115,9 @@ export interface HubOptions {
   unclaimed?: (m: DaemonMessage, owner: Owner) => Promise<void>;
 }
 
+/** How one claim attempt on the board went. */
+type Outcome = 'granted' | 'taken' | 'not-pending';
+
 /** Retry of an `unclaimed` hand-off that did not finish (the gateway died or it failed). */
 const ROUTE_RETRY_MS = 30_000;
 
@@ -119,7 +125,7 @@ export class DaemonHub {
   private readonly sockets = new Map<string, { sock: DaemonSocket; sub: Subscription }>();
   private readonly owners = new Map<string, { sub: Subscription; conns: Set<string> }>();
   /** Claims being arbitrated by this gateway: message id -> the first local attempt. */
-  private readonly flights = new Map<string, Promise<boolean>>();
+  private readonly flights = new Map<string, Promise<Outcome>>();
   private sweeper?: NodeJS.Timeout;
   private sweeping?: Promise<number>;
   private kicked?: NodeJS.Timeout;
@@ -130,6 +136,8 @@ export class DaemonHub {
     private readonly pending: KV,
     private readonly threads: KV,
     private readonly signals: KV,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
     private readonly opts: HubOptions,
     private readonly log: Logger,
   ) {}
@@ -140,7 +148,7 @@ export class DaemonHub {
     const pending = await open(BUCKETS.daemonPending, (opts.pendingTtlSeconds + opts.claimTtlSeconds + 30) * 1000);
     const threads = await open(BUCKETS.daemonThreads, 10 * 60 * 1000);
     const signals = await open(BUCKETS.daemonSignals, 24 * 3600 * 1000);
-    const hub = new DaemonHub(nc, board, pending, threads, signals, opts, log);
+    const hub = new DaemonHub(nc, board, pending, threads, signals, jetstream(nc), await jetstreamManager(nc), opts, log);
     hub.sweeper = setInterval(() => hub.runSweep(), opts.sweepMs ?? 2000);
     hub.sweeper.unref();
     return hub;
@@ -154,7 +162,8 @@ export class DaemonHub {
   connect(sock: DaemonSocket): void {
     const sub = this.nc.subscribe(subjects.daemonActor(sock.id), {
       callback: (_err, m) => {
-        const ok = this.offer(sock, JSON.parse(dec.decode(m.data)) as DaemonMessage);
+        const msg = parseMessage(m.data);
+        const ok = msg ? this.offer(sock, msg) : false;
         if (m.reply) m.respond(enc.encode(ok ? 'ok' : 'busy'));
       },
     });
@@ -166,7 +175,8 @@ export class DaemonHub {
         conns: new Set(),
         sub: this.nc.subscribe(subjects.daemonOwner(ot), {
           callback: (_err, m) => {
-            const msg = JSON.parse(dec.decode(m.data)) as DaemonMessage;
+            const msg = parseMessage(m.data);
+            if (!msg) return;
             let any = false;
             for (const id of this.owners.get(ot)?.conns ?? []) {
               const s = this.sockets.get(id);
@@ -295,25 +305,35 @@ export class DaemonHub {
   }
 
   /**
-   * Arbitration of one `claim`. The first connection of this gateway to claim a message makes
-   * the attempt on the board; the others claiming it meanwhile lose at once: whichever way the
-   * attempt goes, they cannot win (it either wins for a sibling or finds the message taken).
+   * Arbitration of one `claim`. Connections of this gateway claiming the same message at once
+   * share one attempt on the board (the first one's): when it wins, or finds the message
+   * already taken, the others lose without a round trip of their own. When it could not decide
+   * for them (the message is not pending for that connection's owner, or the board failed),
+   * each of them tries itself.
    */
   private async claim(sock: DaemonSocket, id: string): Promise<boolean> {
-    if (this.flights.has(id)) return false;
+    const running = this.flights.get(id);
+    if (running) {
+      const outcome = await running.catch(() => 'failed' as const);
+      if (outcome === 'granted' || outcome === 'taken') return false;
+    }
     const attempt = this.attempt(sock, id);
     this.flights.set(id, attempt);
     try {
-      return await attempt;
+      return (await attempt) === 'granted';
+    } catch (err) {
+      this.log.warn({ err, message_id: id }, 'claim not arbitrated (the board failed): refused');
+      return false;
     } finally {
-      this.flights.delete(id);
+      if (this.flights.get(id) === attempt) this.flights.delete(id);
     }
   }
 
-  private async attempt(sock: DaemonSocket, id: string): Promise<boolean> {
+  private async attempt(sock: DaemonSocket, id: string): Promise<Outcome> {
     const pe = await this.pendingOf(id);
     // Only the owner's connections may claim, and only what is still pending and not routed away.
-    if (!pe || pe.p.routedAt || ownerToken(pe.p.owner) !== ownerToken(sock.owner)) return false;
+    if (!pe || ownerToken(pe.p.owner) !== ownerToken(sock.owner)) return 'not-pending';
+    if (pe.p.routedAt) return 'taken';
     const m = pe.p.msg;
     const meta: ClaimMeta = {
       conn_id: sock.id,
@@ -329,7 +349,7 @@ export class DaemonHub {
     const granted = await this.board.claim(id, meta);
     // Affinity is a hint for the thread's next message: not waited for.
     if (granted) void this.threads.put(threadKey(sock.owner, m.thread_id), enc.encode(sock.id)).catch(() => undefined);
-    return granted;
+    return granted ? 'granted' : 'taken';
   }
 
   /**
@@ -398,12 +418,8 @@ export class DaemonHub {
    */
   async sweep(now = Date.now()): Promise<number> {
     let n = 0;
-    const keys: string[] = [];
-    for await (const k of await this.pending.keys()) keys.push(k);
-    for (const k of keys) {
-      const pe = await this.pendingOf(k);
-      if (!pe) continue;
-      const p = pe.p;
+    const entries = await this.snapshot();
+    for (const { k, p, revision } of entries) {
       const due = p.routedAt
         ? now - p.routedAt >= ROUTE_RETRY_MS
         : !p.offered || now - p.offeredAt >= this.opts.claimTtlSeconds * 1000 || now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000;
@@ -416,7 +432,7 @@ export class DaemonHub {
       }
       const route = p.routedAt !== undefined || now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000;
       const next: Pending = route ? { ...p, routedAt: now } : { ...p, offeredAt: now };
-      const rev = await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify(next)), pe.revision).catch(() => 0);
+      const rev = await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify(next)), revision).catch(() => 0);
       if (!rev) continue;
       n++;
       if (route) {
@@ -429,6 +445,42 @@ export class DaemonHub {
         await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...next, offered })), rev).catch(() => undefined);
     }
     return n;
+  }
+
+  /**
+   * The pending entries as of now, in one pass over the bucket's stream: an ordered pull
+   * consumer (last message per key) read up to the stream's last sequence at the start, so
+   * writes arriving meanwhile neither stall nor prolong the pass (they wait for the next one).
+   */
+  private async snapshot(): Promise<{ k: string; p: Pending; revision: number }[]> {
+    const stream = `KV_${BUCKETS.daemonPending}`;
+    const { state } = await this.jsm.streams.info(stream);
+    const out: { k: string; p: Pending; revision: number }[] = [];
+    if (!state.messages) return out;
+    const consumer = await this.js.consumers.get(stream, { deliver_policy: DeliverPolicy.LastPerSubject });
+    const prefix = `$KV.${BUCKETS.daemonPending}.`;
+    try {
+      let done = false;
+      while (!done) {
+        let got = 0;
+        for await (const m of await consumer.fetch({ max_messages: 1000, expires: 1000 })) {
+          got++;
+          const op = m.headers?.get('KV-Operation');
+          // A delete marker, or newer than this pass: skipped.
+          if (!op && m.data.length && m.seq <= state.last_seq) {
+            out.push({ k: m.subject.slice(prefix.length), p: JSON.parse(dec.decode(m.data)) as Pending, revision: m.seq });
+          }
+          if (m.seq >= state.last_seq || m.info.pending === 0) {
+            done = true;
+            break;
+          }
+        }
+        if (!got) done = true;
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
+    return out;
   }
 
   private async routeUnclaimed(p: Pending): Promise<void> {
@@ -455,3 +507,13 @@ export class DaemonHub {
 }
 
 export const newConnId = () => randomUUID();
+
+/** A dispatched message off the bus; undefined (ignored) when it is not one. */
+function parseMessage(data: Uint8Array): DaemonMessage | undefined {
+  try {
+    const m = JSON.parse(dec.decode(data)) as DaemonMessage;
+    return m && typeof m === 'object' && typeof m.message_id === 'string' ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -4,7 +4,8 @@
  * JSON envelopes `{type, message_id, payload}` handled by the DaemonHub (src/daemon). Limits of
  * the spec: a ping every 20 s and the connection closed without a pong (or any frame) in 60 s;
  * a frame over 64 KB closes the connection; invalid JSON is ignored; the send buffer is bounded
- * (64 KB): a daemon that does not read is disconnected, never allowed to grow memory.
+ * (64 KB) and a write must drain within 10 s (the write timeout): a daemon that does not read
+ * is disconnected, never allowed to grow memory.
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { newConnId, type DaemonHub, type Owner } from '../daemon/index.js';
@@ -19,12 +20,39 @@ interface Data {
 export const DAEMON_MAX_FRAME = 64 * 1024;
 export const DAEMON_SEND_BUFFER = 64 * 1024;
 export const DAEMON_PING_MS = 20_000;
+/** A write still not drained after this long closes the connection. */
+export const DAEMON_WRITE_TIMEOUT_MS = 10_000;
 
 export function registerDaemonRoute(
   app: TemplatedApp,
-  d: { hub: DaemonHub; authenticate: (headers: Record<string, string>) => Principal | Promise<Principal>; log: Logger },
+  d: {
+    hub: Pick<DaemonHub, 'connect' | 'handle' | 'disconnect'>;
+    authenticate: (headers: Record<string, string>) => Principal | Promise<Principal>;
+    log: Logger;
+    /** Test hook: the write timeout (default DAEMON_WRITE_TIMEOUT_MS). */
+    writeTimeoutMs?: number;
+  },
 ): { stop(): void } {
   const open = new Set<WebSocket<Data>>();
+  // Connections with unsent bytes, and since when: drained ones leave, stuck ones are closed.
+  const backedUp = new Map<WebSocket<Data>, number>();
+  const writeTimeoutMs = d.writeTimeoutMs ?? DAEMON_WRITE_TIMEOUT_MS;
+  const watchdog = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [ws, since] of backedUp) {
+        if (now - since < writeTimeoutMs) continue;
+        backedUp.delete(ws);
+        try {
+          ws.end(1008, 'write timeout');
+        } catch {
+          /* already closed */
+        }
+      }
+    },
+    Math.min(1000, writeTimeoutMs),
+  );
+  watchdog.unref();
   const pinger = setInterval(() => {
     for (const ws of open) {
       try {
@@ -74,9 +102,12 @@ export function registerDaemonRoute(
         id: connId,
         owner,
         send: (frame) => {
-          if (ws.getBufferedAmount() > DAEMON_SEND_BUFFER) return false;
-          return ws.send(JSON.stringify(frame)) !== 2;
+          if (!open.has(ws) || ws.getBufferedAmount() > DAEMON_SEND_BUFFER) return false;
+          const r = ws.send(JSON.stringify(frame));
+          if (r === 0 && !backedUp.has(ws)) backedUp.set(ws, Date.now()); // buffered: must drain in time
+          return r !== 2;
         },
+        buffered: () => (open.has(ws) ? ws.getBufferedAmount() : 0),
         close: (code, reason) => {
           try {
             ws.end(code, reason);
@@ -86,14 +117,23 @@ export function registerDaemonRoute(
         },
       });
     },
+    drain: (ws) => {
+      if (ws.getBufferedAmount() === 0) backedUp.delete(ws);
+    },
     message: (ws, message) => {
       const text = Buffer.from(message).toString('utf8');
       void d.hub.handle(ws.getUserData().connId, text).catch((err: unknown) => d.log.warn({ err }, 'daemon frame failed'));
     },
     close: (ws) => {
       open.delete(ws);
+      backedUp.delete(ws);
       d.hub.disconnect(ws.getUserData().connId);
     },
   });
-  return { stop: () => clearInterval(pinger) };
+  return {
+    stop: () => {
+      clearInterval(pinger);
+      clearInterval(watchdog);
+    },
+  };
 }
