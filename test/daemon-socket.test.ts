@@ -5,7 +5,6 @@
  * lets more than the send buffer (64 KB) pile up is refused further frames, which makes the hub
  * close it. Either way the server's memory for it is bounded.
  */
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import uWS from 'uWebSockets.js';
 import WebSocket from 'ws';
