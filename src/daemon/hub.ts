@@ -45,6 +45,8 @@ export interface DaemonMessage {
   conversation?: string;
   workflow_id?: string;
   workflow_run_id?: string;
+  /** When it was first dispatched (ms), carried to every gateway offering it. */
+  dispatched_at?: number;
 }
 
 export interface Owner {
@@ -118,12 +120,22 @@ export interface HubOptions {
 /** How one claim attempt on the board went. */
 type Outcome = 'granted' | 'taken' | 'not-pending';
 
+/** Messages remembered per gateway for claims without a DAEMON_PENDING read. */
+const OFFERED_CACHE = 20_000;
+/** Remembered metadata is used only this long short of the claim TTL after dispatch. */
+const FRESH_MARGIN_MS = 5000;
+
 /** Retry of an `unclaimed` hand-off that did not finish (the gateway died or it failed). */
 const ROUTE_RETRY_MS = 30_000;
 
 export class DaemonHub {
   private readonly sockets = new Map<string, { sock: DaemonSocket; sub: Subscription }>();
   private readonly owners = new Map<string, { sub: Subscription; conns: Set<string> }>();
+  /**
+   * Messages this gateway offered lately (message id -> message, owner): a claim of one within
+   * the claim TTL of its dispatch needs no read of DAEMON_PENDING (see `attempt`). Bounded.
+   */
+  private readonly offered = new Map<string, { msg: DaemonMessage; owner: string }>();
   /** Claims being arbitrated by this gateway: message id -> the first local attempt. */
   private readonly flights = new Map<string, Promise<Outcome>>();
   private sweeper?: NodeJS.Timeout;
@@ -163,6 +175,7 @@ export class DaemonHub {
     const sub = this.nc.subscribe(subjects.daemonActor(sock.id), {
       callback: (_err, m) => {
         const msg = parseMessage(m.data);
+        if (msg) this.remember(msg, ownerToken(sock.owner));
         const ok = msg ? this.offer(sock, msg) : false;
         if (m.reply) m.respond(enc.encode(ok ? 'ok' : 'busy'));
       },
@@ -177,6 +190,7 @@ export class DaemonHub {
           callback: (_err, m) => {
             const msg = parseMessage(m.data);
             if (!msg) return;
+            this.remember(msg, ot);
             let any = false;
             for (const id of this.owners.get(ot)?.conns ?? []) {
               const s = this.sockets.get(id);
@@ -211,6 +225,13 @@ export class DaemonHub {
     }
   }
 
+  private remember(msg: DaemonMessage, owner: string): void {
+    this.offered.delete(msg.message_id);
+    this.offered.set(msg.message_id, { msg, owner });
+    // Oldest first out (a Map iterates in insertion order).
+    if (this.offered.size > OFFERED_CACHE) for (const k of this.offered.keys()) if (this.offered.delete(k) && this.offered.size <= OFFERED_CACHE) break;
+  }
+
   /** Sends a message frame; a connection too far behind is closed (never allowed to grow memory). */
   private offer(sock: DaemonSocket, m: DaemonMessage): boolean {
     const frame = {
@@ -230,21 +251,28 @@ export class DaemonHub {
    * answers, else to every connection of the owner on every gateway. Kept pending until replied
    * or routed elsewhere; resolved once the pending entry is stored.
    */
-  async dispatch(msg: DaemonMessage, owner: Owner): Promise<void> {
+  async dispatch(message: DaemonMessage, owner: Owner): Promise<void> {
     const now = Date.now();
+    const msg = { ...message, dispatched_at: now };
     const p: Pending = { msg, owner, dispatchedAt: now, offeredAt: now, offered: true };
+    // The thread's connection is looked up while the message is stored (it is offered after).
+    const affinity = this.affinityOf(owner, msg.thread_id);
     const rev = await this.pending.put(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify(p)));
-    if (!(await this.send(msg, owner))) {
+    if (!(await this.send(msg, owner, await affinity))) {
       await this.pending.update(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify({ ...p, offered: false })), rev).catch(() => undefined);
     }
   }
 
-  /** True when at least one connection received the message. */
-  private async send(msg: DaemonMessage, owner: Owner, affinity = true): Promise<boolean> {
+  /** The connection that handled the thread last, if any. */
+  private async affinityOf(owner: Owner, threadId: string): Promise<string | undefined> {
+    const t = await this.threads.get(threadKey(owner, threadId)).catch(() => null);
+    return t && t.operation === 'PUT' && t.value.length ? dec.decode(t.value) : undefined;
+  }
+
+  /** True when at least one connection received the message (`connId`: try that one alone first). */
+  private async send(msg: DaemonMessage, owner: Owner, connId?: string): Promise<boolean> {
     const data = enc.encode(JSON.stringify(msg));
-    const t = affinity ? await this.threads.get(threadKey(owner, msg.thread_id)).catch(() => null) : null;
-    if (t && t.operation === 'PUT' && t.value.length) {
-      const connId = dec.decode(t.value);
+    if (connId) {
       try {
         const r = await this.nc.request(subjects.daemonActor(connId), data, { timeout: 500 });
         if (dec.decode(r.data) === 'ok') return true;
@@ -329,12 +357,27 @@ export class DaemonHub {
     }
   }
 
+  /**
+   * One attempt on the board. The message's metadata comes from this gateway's memory of what
+   * it offered when the message was dispatched less than a claim TTL (minus a margin) ago:
+   * within that time it cannot have been routed away (that happens a pending TTL after
+   * dispatch, and only without a live claim) and a reply leaves the claim key marked replied
+   * for a claim TTL, so the board alone decides correctly. Otherwise DAEMON_PENDING is read.
+   */
   private async attempt(sock: DaemonSocket, id: string): Promise<Outcome> {
-    const pe = await this.pendingOf(id);
-    // Only the owner's connections may claim, and only what is still pending and not routed away.
-    if (!pe || ownerToken(pe.p.owner) !== ownerToken(sock.owner)) return 'not-pending';
-    if (pe.p.routedAt) return 'taken';
-    const m = pe.p.msg;
+    const mine = ownerToken(sock.owner);
+    const local = this.offered.get(id);
+    const fresh = Math.min(this.opts.claimTtlSeconds, this.opts.pendingTtlSeconds) * 1000 - FRESH_MARGIN_MS;
+    let m: DaemonMessage;
+    if (local && local.owner === mine && local.msg.dispatched_at !== undefined && Date.now() - local.msg.dispatched_at < fresh) {
+      m = local.msg;
+    } else {
+      const pe = await this.pendingOf(id);
+      // Only the owner's connections may claim, and only what is still pending and not routed away.
+      if (!pe || ownerToken(pe.p.owner) !== mine) return 'not-pending';
+      if (pe.p.routedAt) return 'taken';
+      m = pe.p.msg;
+    }
     const meta: ClaimMeta = {
       conn_id: sock.id,
       ...(m.channel_id ? { channel_id: m.channel_id } : {}),
@@ -382,6 +425,7 @@ export class DaemonHub {
       return;
     }
     await this.board.end(id, c);
+    this.offered.delete(id);
     await this.pending.delete(kvKeys.daemonPending(id)).catch(() => undefined);
   }
 
@@ -440,7 +484,7 @@ export class DaemonHub {
         continue;
       }
       // Offered to every connection again: the one that let the claim expire may be stuck.
-      const offered = await this.send(p.msg, p.owner, false);
+      const offered = await this.send(p.msg, p.owner);
       if (offered !== next.offered)
         await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...next, offered })), rev).catch(() => undefined);
     }
