@@ -63,8 +63,6 @@ export const BUCKETS = {
    * longer (pending + claim TTL + 30 s) so the sweeper sees every entry before it expires.
    */
   daemonPending: 'DAEMON_PENDING',
-  /** Thread affinity: key <owner>.<thread hash> -> the connection that handled the thread last. */
-  daemonThreads: 'DAEMON_THREADS',
   /** Daemon replies to a waiting workflow: key <workflow_id>.<message_id> -> the reply; 24 h. */
   daemonSignals: 'DAEMON_SIGNALS',
   /** Channel messages run on the default agent route: key <message_id> -> the task and where its result goes. */
@@ -74,6 +72,8 @@ export const BUCKETS = {
 export const subjects = {
   /** Daemon dispatch to every connection of one owner (any gateway); the token is a hash of tenant and user. */
   daemonOwner: (ownerToken: string) => `svc.daemon.owner.${token(ownerToken, 'owner')}`,
+  /** Thread affinity hints, to every gateway: "<owner hash>.<thread hash> <conn_id>" (core NATS, not stored). */
+  daemonAffinity: 'svc.daemon.affinity',
   taskStartAll: 'svc.tasks.start.>',
   taskStart: (workflowId: string) => `svc.tasks.start.${token(workflowId, 'workflow id')}`,
   eventsAll: 'svc.events.>',

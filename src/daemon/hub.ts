@@ -4,9 +4,11 @@
  * - Each connection is an actor at `svc.actor.daemon.<conn_id>`, and is reachable by its
  *   owner's subject `svc.daemon.owner.<hash of tenant and user>`: a message dispatched to an
  *   owner reaches every connection of that owner on every gateway.
- * - Thread affinity: the connection that claimed a thread's message last (DAEMON_THREADS) gets
- *   that thread's next message alone, while it answers on its actor subject; otherwise the
- *   message goes to every connection of the owner.
+ * - Thread affinity: the connection that claimed a thread's message last gets that thread's
+ *   next message alone, while it answers on its actor subject; otherwise the message goes to
+ *   every connection of the owner. Affinity is a hint: a grant is told to every gateway on
+ *   `svc.daemon.affinity` and remembered in memory (bounded), not stored; a gateway that
+ *   restarts, or never heard of a thread, offers its next message to every connection.
  * - A dispatched message is kept in DAEMON_PENDING until it is replied or routed elsewhere;
  *   `claim` looks its metadata up there and arbitrates through the ClaimBoard. Connections of
  *   one gateway that claim the same message at once make one attempt on the board between them
@@ -120,6 +122,8 @@ export interface HubOptions {
 /** How one claim attempt on the board went. */
 type Outcome = 'granted' | 'taken' | 'not-pending';
 
+/** Threads whose last connection each gateway remembers. */
+const AFFINITY_CACHE = 50_000;
 /** Messages remembered per gateway for claims without a DAEMON_PENDING read. */
 const OFFERED_CACHE = 20_000;
 /** Remembered metadata is used only this long short of the claim TTL after dispatch. */
@@ -138,6 +142,9 @@ export class DaemonHub {
   private readonly offered = new Map<string, { msg: DaemonMessage; owner: string }>();
   /** Claims being arbitrated by this gateway: message id -> the first local attempt. */
   private readonly flights = new Map<string, Promise<Outcome>>();
+  /** Thread affinity (owner and thread hash -> the connection that claimed its last message), shared by broadcast. */
+  private readonly affinity = new Map<string, string>();
+  private affinitySub?: Subscription;
   private sweeper?: NodeJS.Timeout;
   private sweeping?: Promise<number>;
   private kicked?: NodeJS.Timeout;
@@ -146,7 +153,6 @@ export class DaemonHub {
     private readonly nc: NatsConnection,
     private readonly board: ClaimBoard,
     private readonly pending: KV,
-    private readonly threads: KV,
     private readonly signals: KV,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
@@ -158,9 +164,14 @@ export class DaemonHub {
     const kvm = new Kvm(nc);
     const open = (name: string, ttlMs: number) => kvm.create(name, { history: 1, ttl: ttlMs }).catch(() => kvm.open(name));
     const pending = await open(BUCKETS.daemonPending, (opts.pendingTtlSeconds + opts.claimTtlSeconds + 30) * 1000);
-    const threads = await open(BUCKETS.daemonThreads, 10 * 60 * 1000);
     const signals = await open(BUCKETS.daemonSignals, 24 * 3600 * 1000);
-    const hub = new DaemonHub(nc, board, pending, threads, signals, jetstream(nc), await jetstreamManager(nc), opts, log);
+    const hub = new DaemonHub(nc, board, pending, signals, jetstream(nc), await jetstreamManager(nc), opts, log);
+    hub.affinitySub = nc.subscribe(subjects.daemonAffinity, {
+      callback: (_err, m) => {
+        const [key, connId] = dec.decode(m.data).split(' ');
+        if (key && connId) hub.noteAffinity(key, connId);
+      },
+    });
     hub.sweeper = setInterval(() => hub.runSweep(), opts.sweepMs ?? 2000);
     hub.sweeper.unref();
     return hub;
@@ -255,18 +266,21 @@ export class DaemonHub {
     const now = Date.now();
     const msg = { ...message, dispatched_at: now };
     const p: Pending = { msg, owner, dispatchedAt: now, offeredAt: now, offered: true };
-    // The thread's connection is looked up while the message is stored (it is offered after).
-    const affinity = this.affinityOf(owner, msg.thread_id);
     const rev = await this.pending.put(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify(p)));
-    if (!(await this.send(msg, owner, await affinity))) {
+    if (!(await this.send(msg, owner, this.affinityOf(owner, msg.thread_id)))) {
       await this.pending.update(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify({ ...p, offered: false })), rev).catch(() => undefined);
     }
   }
 
-  /** The connection that handled the thread last, if any. */
-  private async affinityOf(owner: Owner, threadId: string): Promise<string | undefined> {
-    const t = await this.threads.get(threadKey(owner, threadId)).catch(() => null);
-    return t && t.operation === 'PUT' && t.value.length ? dec.decode(t.value) : undefined;
+  /** The connection that handled the thread last, if this gateway heard of one. */
+  private affinityOf(owner: Owner, threadId: string): string | undefined {
+    return this.affinity.get(threadKey(owner, threadId));
+  }
+
+  private noteAffinity(key: string, connId: string): void {
+    this.affinity.delete(key);
+    this.affinity.set(key, connId);
+    if (this.affinity.size > AFFINITY_CACHE) for (const k of this.affinity.keys()) if (this.affinity.delete(k) && this.affinity.size <= AFFINITY_CACHE) break;
   }
 
   /** True when at least one connection received the message (`connId`: try that one alone first). */
@@ -390,8 +404,12 @@ export class DaemonHub {
       ...(m.workflow_run_id ? { workflow_run_id: m.workflow_run_id } : {}),
     };
     const granted = await this.board.claim(id, meta);
-    // Affinity is a hint for the thread's next message: not waited for.
-    if (granted) void this.threads.put(threadKey(sock.owner, m.thread_id), enc.encode(sock.id)).catch(() => undefined);
+    // Affinity is a hint for the thread's next message: told to every gateway, stored nowhere.
+    if (granted) {
+      const key = threadKey(sock.owner, m.thread_id);
+      this.noteAffinity(key, sock.id);
+      this.nc.publish(subjects.daemonAffinity, enc.encode(`${key} ${sock.id}`));
+    }
     return granted ? 'granted' : 'taken';
   }
 
@@ -545,6 +563,7 @@ export class DaemonHub {
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
     clearTimeout(this.kicked);
+    this.affinitySub?.unsubscribe();
     for (const id of [...this.sockets.keys()]) this.disconnect(id);
     await this.sweeping;
   }
