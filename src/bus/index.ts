@@ -26,6 +26,7 @@ import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
 export * from './subjects.js';
 export * from './events.js';
 export { PipelinedPublisher, PublishError, type PubAck } from './publisher.js';
+export { kvSnapshot, type KvSnapshotEntry } from './kv-snapshot.js';
 
 export interface BusOptions {
   url: string;

@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
-import { BUCKETS, kvKeys, type Bus } from '../bus/index.js';
+import { BUCKETS, kvKeys, kvSnapshot, type Bus } from '../bus/index.js';
 import { Code, TERMINAL_STATUSES, toAppError, type Logger } from '../kernel/index.js';
 import type { InboundMessage } from './index.js';
 import type { ChannelOutbox } from './outbox.js';
@@ -41,7 +41,7 @@ export interface TaskOutcome {
 }
 
 export interface AgentRouteDeps {
-  bus: Pick<Bus, 'nc'>;
+  bus: Pick<Bus, 'nc' | 'js' | 'jsm'>;
   outbox: Pick<ChannelOutbox, 'enqueue'>;
   /** Submits a task; resolves to its workflow id; throws (an AppError or ConnectError) when refused. */
   submit: (r: ChannelTaskRequest) => Promise<string>;
@@ -78,10 +78,16 @@ export class ChannelAgentRoute {
   private timer?: NodeJS.Timeout;
   private watching?: Promise<unknown>;
 
+  private readonly js: Bus['js'];
+  private readonly jsm: Bus['jsm'];
+
   private constructor(
     private readonly kv: KV,
     private readonly d: AgentRouteDeps,
-  ) {}
+  ) {
+    this.js = d.bus.js;
+    this.jsm = d.bus.jsm;
+  }
 
   static async start(d: AgentRouteDeps): Promise<ChannelAgentRoute> {
     const kvm = new Kvm(d.bus.nc);
@@ -147,11 +153,7 @@ export class ChannelAgentRoute {
 
   /** One pass: finished tasks' results into the outbox, their records removed. */
   async watch(): Promise<number> {
-    const recs: { key: string; rec: Record_ }[] = [];
-    for await (const key of await this.kv.keys()) {
-      const e = await this.kv.get(key);
-      if (e && e.operation === 'PUT' && e.value.length) recs.push({ key, rec: JSON.parse(dec.decode(e.value)) as Record_ });
-    }
+    const recs = (await kvSnapshot(this.js, this.jsm, BUCKETS.channelTasks)).map((e) => ({ key: e.key, rec: JSON.parse(dec.decode(e.value)) as Record_ }));
     if (!recs.length) return 0;
     const done = new Map((await this.d.tasks(recs.map((r) => r.rec.workflow_id))).filter((t) => TERMINAL.has(t.status)).map((t) => [t.id, t]));
     let n = 0;

@@ -49,6 +49,8 @@ const POST_TIMEOUT_MS = 10_000;
 const PLATFORM_A_MAX_TEXT = 40_000;
 const PLATFORM_B_MAX_TEXT = 5_000;
 const PLATFORM_B_MAX_MESSAGES = 5;
+/** What is posted for an empty reply (the platforms refuse empty text). */
+const EMPTY_TEXT = '(empty reply)';
 /** Posts in progress at once per gateway. */
 const SENDERS = 16;
 
@@ -138,7 +140,7 @@ export class ChannelOutbox {
     if (!found || !found.channel.enabled) throw new PostFailed('channel deleted or disabled', false);
     const { credentials } = found;
     if (post.channel_type === 'platform_a') {
-      const text = post.text.length > PLATFORM_A_MAX_TEXT ? `${post.text.slice(0, PLATFORM_A_MAX_TEXT - 1)}…` : post.text;
+      const text = !post.text ? EMPTY_TEXT : post.text.length > PLATFORM_A_MAX_TEXT ? `${post.text.slice(0, PLATFORM_A_MAX_TEXT - 1)}…` : post.text;
       const body = await this.call(`${trimUrl(this.cfg.platformAApiUrl)}/chat.postMessage`, credentials.bot_token ?? '', {
         channel: post.conversation,
         text,
@@ -156,7 +158,7 @@ export class ChannelOutbox {
     const chunks: string[] = [];
     for (let i = 0; i < post.text.length && chunks.length < PLATFORM_B_MAX_MESSAGES; i += PLATFORM_B_MAX_TEXT)
       chunks.push(post.text.slice(i, i + PLATFORM_B_MAX_TEXT));
-    if (!chunks.length) chunks.push('(empty reply)');
+    if (!chunks.length) chunks.push(EMPTY_TEXT);
     await this.call(`${trimUrl(this.cfg.platformBApiUrl)}/v2/bot/message/push`, credentials.channel_access_token ?? '', {
       to: post.conversation,
       messages: chunks.map((text) => ({ type: 'text', text })),

@@ -24,10 +24,10 @@
  *   `disconnect` closes. Invalid JSON is ignored.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { BUCKETS, kvKeys, subjects } from '../bus/index.js';
+import { BUCKETS, kvKeys, kvSnapshot, subjects } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { ClaimBoard, ClaimMeta } from './claims.js';
 
@@ -480,8 +480,9 @@ export class DaemonHub {
    */
   async sweep(now = Date.now()): Promise<number> {
     let n = 0;
-    const entries = await this.snapshot();
-    for (const { k, p, revision } of entries) {
+    const entries = await kvSnapshot(this.js, this.jsm, BUCKETS.daemonPending);
+    for (const { key: k, value, revision } of entries) {
+      const p = JSON.parse(dec.decode(value)) as Pending;
       const due = p.routedAt
         ? now - p.routedAt >= ROUTE_RETRY_MS
         : !p.offered || now - p.offeredAt >= this.opts.claimTtlSeconds * 1000 || now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000;
@@ -507,42 +508,6 @@ export class DaemonHub {
         await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...next, offered })), rev).catch(() => undefined);
     }
     return n;
-  }
-
-  /**
-   * The pending entries as of now, in one pass over the bucket's stream: an ordered pull
-   * consumer (last message per key) read up to the stream's last sequence at the start, so
-   * writes arriving meanwhile neither stall nor prolong the pass (they wait for the next one).
-   */
-  private async snapshot(): Promise<{ k: string; p: Pending; revision: number }[]> {
-    const stream = `KV_${BUCKETS.daemonPending}`;
-    const { state } = await this.jsm.streams.info(stream);
-    const out: { k: string; p: Pending; revision: number }[] = [];
-    if (!state.messages) return out;
-    const consumer = await this.js.consumers.get(stream, { deliver_policy: DeliverPolicy.LastPerSubject });
-    const prefix = `$KV.${BUCKETS.daemonPending}.`;
-    try {
-      let done = false;
-      while (!done) {
-        let got = 0;
-        for await (const m of await consumer.fetch({ max_messages: 1000, expires: 1000 })) {
-          got++;
-          const op = m.headers?.get('KV-Operation');
-          // A delete marker, or newer than this pass: skipped.
-          if (!op && m.data.length && m.seq <= state.last_seq) {
-            out.push({ k: m.subject.slice(prefix.length), p: JSON.parse(dec.decode(m.data)) as Pending, revision: m.seq });
-          }
-          if (m.seq >= state.last_seq || m.info.pending === 0) {
-            done = true;
-            break;
-          }
-        }
-        if (!got) done = true;
-      }
-    } finally {
-      await consumer.delete().catch(() => undefined);
-    }
-    return out;
   }
 
   private async routeUnclaimed(p: Pending): Promise<void> {
