@@ -27,6 +27,7 @@ export * from './subjects.js';
 export * from './events.js';
 export { PipelinedPublisher, PublishError, type PubAck } from './publisher.js';
 export { kvSnapshot, type KvSnapshotEntry } from './kv-snapshot.js';
+export { startDurableWorker, type DurableWorker, type DurableWorkerOptions } from './durable-worker.js';
 
 export interface BusOptions {
   url: string;

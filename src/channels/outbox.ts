@@ -19,9 +19,8 @@
  *   <channel_access_token>`, `{to, messages}` (the reply token is spent on the immediate
  *   acknowledgement); text in messages of at most 5,000 characters, at most 5 of them.
  */
-import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
-import { CONSUMERS, STREAMS, subjects, type Bus } from '../bus/index.js';
+import type { JsMsg } from '@nats-io/jetstream';
+import { CONSUMERS, STREAMS, startDurableWorker, subjects, type Bus, type DurableWorker } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { ChannelStore, ChannelType } from './store.js';
 
@@ -66,9 +65,7 @@ class PostFailed extends Error {
 }
 
 export class ChannelOutbox {
-  private messages?: ConsumerMessages;
-  private loop?: Promise<void>;
-  private readonly inFlight = new Set<Promise<void>>();
+  private worker?: DurableWorker;
 
   constructor(
     private readonly bus: Pick<Bus, 'js' | 'jsm'>,
@@ -83,25 +80,14 @@ export class ChannelOutbox {
   }
 
   async start(): Promise<void> {
-    await this.bus.jsm.consumers
-      .add(STREAMS.channelOutbox, {
-        durable_name: CONSUMERS.channelSender,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: nanos(2 * POST_TIMEOUT_MS + 10_000),
-        max_deliver: OUTBOX_MAX_ATTEMPTS,
-      })
-      .catch(() => undefined); // exists already (another gateway created it)
-    const consumer = await this.bus.js.consumers.get(STREAMS.channelOutbox, CONSUMERS.channelSender);
-    const messages = await consumer.consume({ max_messages: SENDERS * 2 });
-    this.messages = messages;
-    this.loop = (async () => {
-      for await (const m of messages) {
-        while (this.inFlight.size >= SENDERS) await Promise.race(this.inFlight);
-        const p = this.handle(m).finally(() => this.inFlight.delete(p));
-        this.inFlight.add(p);
-      }
-    })();
+    this.worker = await startDurableWorker(this.bus, {
+      stream: STREAMS.channelOutbox,
+      durable: CONSUMERS.channelSender,
+      ackWaitMs: 2 * POST_TIMEOUT_MS + 10_000,
+      maxDeliver: OUTBOX_MAX_ATTEMPTS,
+      concurrency: SENDERS,
+      handle: (m) => this.handle(m),
+    });
   }
 
   private async handle(m: JsMsg): Promise<void> {
@@ -195,9 +181,7 @@ export class ChannelOutbox {
   }
 
   async stop(): Promise<void> {
-    await this.messages?.close();
-    await this.loop?.catch(() => {});
-    await Promise.allSettled([...this.inFlight]);
+    await this.worker?.stop();
   }
 }
 

@@ -10,9 +10,8 @@
  * A message is acknowledged only once handed on, so a gateway that dies in between leaves it
  * for another; a failed hand-off is redelivered after 5 s.
  */
-import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
-import { CONSUMERS, STREAMS, subjects, type Bus } from '../bus/index.js';
+import type { JsMsg } from '@nats-io/jetstream';
+import { CONSUMERS, STREAMS, startDurableWorker, subjects, type Bus, type DurableWorker } from '../bus/index.js';
 import type { DaemonHub, DaemonMessage, DaemonReply, Owner } from '../daemon/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { ChannelAgentRoute } from './agent-route.js';
@@ -22,9 +21,7 @@ import type { ChannelOutbox } from './outbox.js';
 const ROUTER_CONCURRENCY = 64;
 
 export class ChannelRouter {
-  private messages?: ConsumerMessages;
-  private loop?: Promise<void>;
-  private readonly inFlight = new Set<Promise<void>>();
+  private worker?: DurableWorker;
 
   constructor(
     private readonly bus: Pick<Bus, 'js' | 'jsm'>,
@@ -35,24 +32,13 @@ export class ChannelRouter {
   ) {}
 
   async start(): Promise<void> {
-    await this.bus.jsm.consumers
-      .add(STREAMS.channelInbox, {
-        durable_name: CONSUMERS.channelRouter,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: nanos(30_000),
-      })
-      .catch(() => undefined); // exists already (another gateway created it)
-    const consumer = await this.bus.js.consumers.get(STREAMS.channelInbox, CONSUMERS.channelRouter);
-    const messages = await consumer.consume({ max_messages: 256 });
-    this.messages = messages;
-    this.loop = (async () => {
-      for await (const m of messages) {
-        while (this.inFlight.size >= ROUTER_CONCURRENCY) await Promise.race(this.inFlight);
-        const p = this.route(m).finally(() => this.inFlight.delete(p));
-        this.inFlight.add(p);
-      }
-    })();
+    this.worker = await startDurableWorker(this.bus, {
+      stream: STREAMS.channelInbox,
+      durable: CONSUMERS.channelRouter,
+      ackWaitMs: 30_000,
+      concurrency: ROUTER_CONCURRENCY,
+      handle: (m) => this.route(m),
+    });
   }
 
   private async route(m: JsMsg): Promise<void> {
@@ -120,9 +106,7 @@ export class ChannelRouter {
   }
 
   async stop(): Promise<void> {
-    await this.messages?.close();
-    await this.loop?.catch(() => {});
-    await Promise.allSettled([...this.inFlight]);
+    await this.worker?.stop();
   }
 }
 
