@@ -64,8 +64,10 @@ describe('ClaimBoard', () => {
     // end(): the claim is marked replied and stays taken (a late claim loses) until it expires.
     const held = (await b.get(id))!;
     expect(held.meta).toMatchObject({ conn_id: 'b', thread_id: 't1' });
-    expect(await b.end(id, held)).toBe(true);
-    expect(await b.end(id, held)).toBe(false); // the revision moved on
+    expect(await a.end(id, 'a')).toBe(false); // not a's claim
+    expect(await b.progress(id, 'b')).toBe(true); // a rewrite in between does not stop the end
+    expect(await b.end(id, 'b')).toBe(true);
+    expect(await b.end(id, 'b')).toBe(true); // already ended
     expect((await a.get(id))!.meta.replied).toBe(true);
     expect(await a.claim(id, meta('a'))).toBe(false);
     expect(await b.progress(id, 'b')).toBe(false);

@@ -112,28 +112,33 @@ describe('daemon WebSocket', () => {
     expect(status).toBe(401);
   });
 
-  it('a reply by a connection that does not hold the claim routes nothing', async () => {
+  it("a reply by a connection that does not hold the claim routes nothing; the holder's reply is posted once", async () => {
+    const channel = await createChannel();
     const c1 = await open(a);
     const c2 = await open(b);
     try {
-      const m = msg();
-      await a.app.daemon!.dispatch(m, owner);
-      await waitFor(async () => (c2.frames.some((f) => f.message_id === m.message_id) ? true : undefined));
+      await webhook(a, channel.id, 'whose is it', '1700000000.000900');
+      const m = await waitFor(async () => c1.frames.find((f) => f.type === 'message' && f.payload.text === 'whose is it'), 15_000);
+      await waitFor(async () => c2.frames.find((f) => f.type === 'message' && f.message_id === m.message_id));
       c1.send({ type: 'claim', message_id: m.message_id });
       await waitFor(async () => c1.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id && f.payload.granted));
-      const before = platform.calls.length;
+      const posts = () => platform.delivered().filter((x) => x.path === '/chat.postMessage' && x.body.thread_ts === '1700000000.000900');
       c2.send({ type: 'reply', message_id: m.message_id, payload: { text: 'not mine' } });
-      await new Promise((res) => setTimeout(res, 500));
-      expect(platform.calls.length).toBe(before);
-      // The holder can still reply (its claim was untouched).
+      await new Promise((res) => setTimeout(res, 1000));
+      expect(posts()).toHaveLength(0);
+      // The holder's claim was untouched: another claim still loses, and its reply is posted.
       c2.send({ type: 'claim', message_id: m.message_id });
       await waitFor(async () => c2.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id));
       expect(c2.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id)!.payload.granted).toBe(false);
+      c1.send({ type: 'reply', message_id: m.message_id, payload: { text: 'mine' } });
+      await waitFor(async () => posts().length || undefined, 15_000);
+      await new Promise((res) => setTimeout(res, 500));
+      expect(posts().map((p) => p.body.text)).toEqual(['mine']);
     } finally {
       c1.ws.close();
       c2.ws.close();
     }
-  });
+  }, 30_000);
 
   it('a claim not replied within the claim TTL expires and the message is offered again; progress extends it', async () => {
     const c1 = await open(a);
@@ -205,6 +210,13 @@ describe('daemon WebSocket', () => {
       c.ws.close();
     }
   }, 30_000);
+
+  it('closes a connection that keeps more than 1,024 frames in flight', async () => {
+    const c = await open(a);
+    const closed = new Promise<number>((res) => c.ws.once('close', (code) => res(code)));
+    for (let i = 0; i < 3000; i++) c.send({ type: 'claim', message_id: randomUUID() });
+    expect(await closed).toBe(1008);
+  });
 
   it('ignores invalid JSON and closes on a frame over 64 KB', async () => {
     const c = await open(a);

@@ -21,13 +21,14 @@ import {
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from '../kernel/index.js';
 import { PipelinedPublisher } from './publisher.js';
+import { upsertConsumer } from './durable-worker.js';
 import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
 
 export * from './subjects.js';
 export * from './events.js';
 export { PipelinedPublisher, PublishError, type PubAck } from './publisher.js';
-export { kvSnapshot, type KvSnapshotEntry } from './kv-snapshot.js';
-export { startDurableWorker, type DurableWorker, type DurableWorkerOptions } from './durable-worker.js';
+export { kvSnapshot, openBucket, type KvSnapshotEntry } from './kv.js';
+export { startDurableWorker, upsertConsumer, type DurableWorker, type DurableWorkerOptions } from './durable-worker.js';
 
 export interface BusOptions {
   url: string;
@@ -201,17 +202,4 @@ async function ensureStreams(jsm: JetStreamManager, o: BusOptions): Promise<void
   });
 }
 
-async function upsertConsumer(jsm: JetStreamManager, stream: string, cfg: { durable_name: string } & Record<string, unknown>): Promise<void> {
-  try {
-    const info = await jsm.consumers.info(stream, cfg.durable_name);
-    const cur = info.config as unknown as Record<string, unknown>;
-    const { deliver_policy: _d, durable_name: _n, ack_policy: _a, ...mutable } = cfg;
-    const changed = Object.entries(mutable).some(([k, v]) => JSON.stringify(cur[k]) !== JSON.stringify(v));
-    if (changed) await jsm.consumers.update(stream, cfg.durable_name, mutable);
-  } catch (err) {
-    if ((err as Error).name === 'ConsumerNotFoundError' || /consumer not found/i.test((err as Error).message)) {
-      await jsm.consumers.add(stream, cfg);
-    } else throw err;
-  }
-}
 export * from './counter.js';

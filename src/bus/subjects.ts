@@ -67,6 +67,8 @@ export const BUCKETS = {
   daemonSignals: 'DAEMON_SIGNALS',
   /** Channel messages run on the default agent route: key <message_id> -> the task and where its result goes. */
   channelTasks: 'CHANNEL_TASKS',
+  /** Channel messages answered on the agent route: key <message_id>; 24 h (a redelivery does nothing). */
+  channelTasksDone: 'CHANNEL_TASKS_DONE',
 } as const;
 
 export const subjects = {

@@ -8,16 +8,19 @@
  *   names the skill the task runs (skills are this service's named single-purpose agents); an
  *   unknown name is answered in the thread with `Agent not found: <name>`. Without it, default
  *   routing: the mode detected from the query, as for any submitted task.
- * - Durable: the hand-off arrives through CHANNEL_INBOX (at least once); a message already
- *   recorded in CHANNEL_TASKS is not submitted again. The record (task, conversation, thread)
- *   stays until the result is in the outbox, so a gateway restart loses no result. A crash
- *   between the submission and the record can run the message twice (rare; said in the docs).
+ * - Durable: the hand-off arrives through CHANNEL_INBOX (at least once). A record in
+ *   CHANNEL_TASKS is reserved (create) before the submission, so two gateways never submit one
+ *   message; it gets the task's id after, and stays until the result is in the outbox, so a
+ *   gateway restart loses no result; then CHANNEL_TASKS_DONE remembers the message for a day,
+ *   so a late redelivery does nothing. A gateway dying between the submission and recording
+ *   the task id leaves a reservation that another takes over after 45 s: that message can run
+ *   twice (rare; said in the docs).
  * - Results: every gateway's watcher looks at the recorded tasks every second; a finished one
  *   is put in the outbox (de-duplicated by its workflow id) and its record removed.
  */
 import { createHash } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
-import { BUCKETS, kvKeys, kvSnapshot, type Bus } from '../bus/index.js';
+import { BUCKETS, kvKeys, kvSnapshot, openBucket, type Bus } from '../bus/index.js';
 import { Code, TERMINAL_STATUSES, toAppError, type Logger } from '../kernel/index.js';
 import type { InboundMessage } from './index.js';
 import type { ChannelOutbox } from './outbox.js';
@@ -53,18 +56,24 @@ export interface AgentRouteDeps {
 }
 
 interface Record_ {
-  workflow_id: string;
+  /** Set once submitted; absent while a gateway is submitting it. */
+  workflow_id?: string;
   message_id: string;
   channel_id: string;
   channel_type: InboundMessage['channel_type'];
   conversation: string;
   thread_id: string;
-  submitted_at: string;
+  /** When the record was reserved (ISO 8601). */
+  since: string;
 }
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
+/** A reserved record with no task after this long lost its gateway mid-submission: taken over. */
+const STALE_SUBMISSION_MS = 45_000;
+/** Task ids per status query of the watcher. */
+const WATCH_BATCH = 500;
 /** Submission errors that a retry cannot change: answered in the thread. */
 const REFUSALS = new Set<Code>([Code.InvalidArgument, Code.NotFound, Code.PermissionDenied, Code.FailedPrecondition, Code.Unauthenticated]);
 
@@ -83,6 +92,7 @@ export class ChannelAgentRoute {
 
   private constructor(
     private readonly kv: KV,
+    private readonly done: KV,
     private readonly d: AgentRouteDeps,
   ) {
     this.js = d.bus.js;
@@ -92,7 +102,8 @@ export class ChannelAgentRoute {
   static async start(d: AgentRouteDeps): Promise<ChannelAgentRoute> {
     const kvm = new Kvm(d.bus.nc);
     const kv = await kvm.create(BUCKETS.channelTasks, { history: 1 }).catch(() => kvm.open(BUCKETS.channelTasks));
-    const r = new ChannelAgentRoute(kv, d);
+    const done = await openBucket(d.bus.nc, d.bus.jsm, BUCKETS.channelTasksDone, { ttlMs: 24 * 3600 * 1000 });
+    const r = new ChannelAgentRoute(kv, done, d);
     r.timer = setInterval(() => {
       if (r.watching) return;
       r.watching = r
@@ -108,9 +119,30 @@ export class ChannelAgentRoute {
   /** Runs one message (idempotent: a message already submitted is not submitted again). */
   async run(m: InboundMessage): Promise<void> {
     const key = kvKeys.channelTask(m.message_id);
-    const seen = await this.kv.get(key);
-    if (seen && seen.operation === 'PUT') return;
+    const done = await this.done.get(key);
+    if (done && done.operation === 'PUT') return; // answered already (a late redelivery)
     const conversation = m.conversation ?? '';
+    const base: Record_ = {
+      message_id: m.message_id,
+      channel_id: m.channel_id,
+      channel_type: m.channel_type,
+      conversation,
+      thread_id: m.thread_id,
+      since: new Date().toISOString(),
+    };
+    // The record is reserved before the submission: two gateways never submit one message at once.
+    let rev: number;
+    try {
+      rev = await this.kv.create(key, enc.encode(JSON.stringify(base)));
+    } catch {
+      const e = await this.kv.get(key);
+      if (!e || e.operation !== 'PUT' || !e.value.length) throw new Error('channel task record changed meanwhile; retried');
+      const rec = JSON.parse(dec.decode(e.value)) as Record_;
+      if (rec.workflow_id) return; // submitted already
+      // A submission under way elsewhere, unless its gateway died mid-way: then taken over.
+      if (Date.now() - Date.parse(rec.since) < STALE_SUBMISSION_MS) throw new Error('channel message being submitted by another gateway; retried');
+      rev = await this.kv.update(key, enc.encode(JSON.stringify(base)), e.revision);
+    }
     let workflowId: string;
     try {
       workflowId = await this.d.submit({
@@ -123,7 +155,10 @@ export class ChannelAgentRoute {
       });
     } catch (thrown) {
       const err = toAppError(thrown);
-      if (!REFUSALS.has(err.code)) throw err; // retried by the caller
+      if (!REFUSALS.has(err.code)) {
+        await this.kv.delete(key).catch(() => undefined); // the next delivery starts afresh
+        throw err; // retried by the caller
+      }
       // Refused (e.g. an unknown agent): said in the thread, not retried.
       const text = m.agent_name && /skill/i.test(err.message) ? `Agent not found: ${m.agent_name}` : `The request was refused: ${err.message}`;
       this.d.log.warn({ message_id: m.message_id, channel_id: m.channel_id, error: err.message }, 'channel message refused by the agent route');
@@ -136,32 +171,36 @@ export class ChannelAgentRoute {
         text,
         format: 'text',
       });
+      await this.finish(key);
       return;
     }
-    const rec: Record_ = {
-      workflow_id: workflowId,
-      message_id: m.message_id,
-      channel_id: m.channel_id,
-      channel_type: m.channel_type,
-      conversation,
-      thread_id: m.thread_id,
-      submitted_at: new Date().toISOString(),
-    };
-    await this.kv.put(key, enc.encode(JSON.stringify(rec)));
+    await this.kv.update(key, enc.encode(JSON.stringify({ ...base, workflow_id: workflowId })), rev);
     this.d.log.info({ message_id: m.message_id, channel_id: m.channel_id, workflow_id: workflowId }, 'channel message runs on the agent route');
+  }
+
+  /** A message answered: remembered for a day (so a redelivery does nothing), its record removed. */
+  private async finish(key: string): Promise<void> {
+    await this.done.put(key, enc.encode('1'));
+    await this.kv.delete(key);
   }
 
   /** One pass: finished tasks' results into the outbox, their records removed. */
   async watch(): Promise<number> {
-    const recs = (await kvSnapshot(this.js, this.jsm, BUCKETS.channelTasks)).map((e) => ({ key: e.key, rec: JSON.parse(dec.decode(e.value)) as Record_ }));
+    const recs = (await kvSnapshot(this.js, this.jsm, BUCKETS.channelTasks))
+      .map((e) => ({ key: e.key, rec: JSON.parse(dec.decode(e.value)) as Record_ }))
+      .filter((r) => r.rec.workflow_id);
     if (!recs.length) return 0;
-    const done = new Map((await this.d.tasks(recs.map((r) => r.rec.workflow_id))).filter((t) => TERMINAL.has(t.status)).map((t) => [t.id, t]));
+    const done = new Map<string, TaskOutcome>();
+    for (let i = 0; i < recs.length; i += WATCH_BATCH) {
+      const ids = recs.slice(i, i + WATCH_BATCH).map((r) => r.rec.workflow_id!);
+      for (const t of await this.d.tasks(ids)) if (TERMINAL.has(t.status)) done.set(t.id, t);
+    }
     let n = 0;
     for (const { key, rec } of recs) {
-      const t = done.get(rec.workflow_id);
+      const t = done.get(rec.workflow_id!);
       if (!t) continue;
       await this.d.outbox.enqueue({
-        id: `result:${rec.workflow_id}`,
+        id: `result:${rec.workflow_id!}`,
         channel_id: rec.channel_id,
         channel_type: rec.channel_type,
         conversation: rec.conversation,
@@ -169,7 +208,7 @@ export class ChannelAgentRoute {
         text: resultText(t),
         format: 'markdown',
       });
-      await this.kv.delete(key);
+      await this.finish(key);
       n++;
     }
     return n;

@@ -87,6 +87,7 @@ export class ChannelOutbox {
       maxDeliver: OUTBOX_MAX_ATTEMPTS,
       concurrency: SENDERS,
       handle: (m) => this.handle(m),
+      log: this.log,
     });
   }
 
@@ -95,6 +96,7 @@ export class ChannelOutbox {
     try {
       post = m.json<OutboundPost>();
     } catch {
+      this.log.error({ subject: m.subject, seq: m.seq }, 'outbox entry is not a post: dropped');
       m.term();
       return;
     }

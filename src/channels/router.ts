@@ -38,17 +38,25 @@ export class ChannelRouter {
       ackWaitMs: 30_000,
       concurrency: ROUTER_CONCURRENCY,
       handle: (m) => this.route(m),
+      log: this.log,
     });
   }
 
   private async route(m: JsMsg): Promise<void> {
+    let inbound: InboundMessage;
     try {
-      const inbound = m.json<InboundMessage>();
+      inbound = m.json<InboundMessage>();
+    } catch {
+      this.log.error({ subject: m.subject, seq: m.seq }, 'channel inbox entry is not a message: dropped');
+      m.term();
+      return;
+    }
+    try {
       if (inbound.route === 'agent') await this.agents.run(inbound);
       else await this.hub.dispatch(daemonMessageOf(inbound), { tenantId: inbound.tenant_id, userId: inbound.user_id });
       m.ack();
     } catch (err) {
-      this.log.warn({ err }, 'channel message not routed; redelivered later');
+      this.log.warn({ err, message_id: inbound.message_id, attempt: m.info.deliveryCount }, 'channel message not routed; redelivered in 5 s');
       m.nak(5000);
     }
   }

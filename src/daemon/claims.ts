@@ -9,9 +9,10 @@
  * a late claim still loses. No gateway keeps claims only in memory: any of them can arbitrate,
  * and a gateway that dies takes no claim with it.
  */
-import { Kvm, type KV } from '@nats-io/kv';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BUCKETS, kvKeys } from '../bus/index.js';
+import { BUCKETS, kvKeys, openBucket } from '../bus/index.js';
 
 /** What is stored per claimed message (the spec's claim metadata). */
 export interface ClaimMeta {
@@ -37,10 +38,11 @@ export class ClaimBoard {
 
   /** Opens (creating if missing) the claims bucket with the claim TTL as its TTL. */
   static async open(nc: NatsConnection, opts: { ttlSeconds: number; replicas?: number; bucket?: string }): Promise<ClaimBoard> {
-    const kvm = new Kvm(nc);
-    const name = opts.bucket ?? BUCKETS.daemonClaims;
-    // An existing bucket keeps the TTL it was created with (the first process's setting).
-    const kv = await kvm.create(name, { history: 1, replicas: opts.replicas ?? 1, ttl: opts.ttlSeconds * 1000 }).catch(() => kvm.open(name));
+    // The bucket's TTL is the lease: an existing bucket with another TTL is updated to this one.
+    const kv = await openBucket(nc, await jetstreamManager(nc), opts.bucket ?? BUCKETS.daemonClaims, {
+      ttlMs: opts.ttlSeconds * 1000,
+      replicas: opts.replicas,
+    });
     return new ClaimBoard(kv);
   }
 
@@ -75,16 +77,23 @@ export class ClaimBoard {
   }
 
   /**
-   * Ends a claim whose reply was handed on: the key stays (marked replied) until its TTL, so a
-   * late `claim` of the message still finds it taken. False when the claim changed meanwhile.
+   * Ends `connId`'s claim once its reply was handed on: the key stays (marked replied) until its
+   * TTL, so a late `claim` of the message still finds it taken. A concurrent rewrite (its own
+   * `progress`) is retried; false when the claim is no longer `connId`'s.
    */
-  async end(messageId: string, c: { meta: ClaimMeta; revision: number }): Promise<boolean> {
-    try {
-      await this.kv.update(kvKeys.daemonClaim(messageId), enc.encode(JSON.stringify({ ...c.meta, replied: true })), c.revision);
-      return true;
-    } catch {
-      return false;
+  async end(messageId: string, connId: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const c = await this.get(messageId);
+      if (!c || c.meta.conn_id !== connId) return false;
+      if (c.meta.replied) return true;
+      try {
+        await this.kv.update(kvKeys.daemonClaim(messageId), enc.encode(JSON.stringify({ ...c.meta, replied: true })), c.revision);
+        return true;
+      } catch {
+        /* rewritten meanwhile: read it again */
+      }
     }
+    return false;
   }
 }
 

@@ -25,9 +25,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { BUCKETS, kvKeys, kvSnapshot, subjects } from '../bus/index.js';
+import { BUCKETS, kvKeys, kvSnapshot, openBucket, subjects } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { ClaimBoard, ClaimMeta } from './claims.js';
 
@@ -129,6 +129,13 @@ const OFFERED_CACHE = 20_000;
 /** Remembered metadata is used only this long short of the claim TTL after dispatch. */
 const FRESH_MARGIN_MS = 5000;
 
+/** The claim the sweeper makes for a message it routes to the agent route. */
+const AGENT_ROUTE = 'agent-route';
+/** Frames of one connection handled at once before it is closed. */
+export const FRAMES_IN_FLIGHT = 1024;
+/** Pending messages the sweeper works on at once. */
+const SWEEP_PARALLEL = 16;
+
 /** Retry of an `unclaimed` hand-off that did not finish (the gateway died or it failed). */
 const ROUTE_RETRY_MS = 30_000;
 
@@ -140,6 +147,8 @@ export class DaemonHub {
    * the claim TTL of its dispatch needs no read of DAEMON_PENDING (see `attempt`). Bounded.
    */
   private readonly offered = new Map<string, { msg: DaemonMessage; owner: string }>();
+  /** Frames being handled per connection. */
+  private readonly inFlight = new Map<string, number>();
   /** Claims being arbitrated by this gateway: message id -> the first local attempt. */
   private readonly flights = new Map<string, Promise<Outcome>>();
   /** Thread affinity (owner and thread hash -> the connection that claimed its last message), shared by broadcast. */
@@ -161,11 +170,11 @@ export class DaemonHub {
   ) {}
 
   static async start(nc: NatsConnection, board: ClaimBoard, opts: HubOptions, log: Logger): Promise<DaemonHub> {
-    const kvm = new Kvm(nc);
-    const open = (name: string, ttlMs: number) => kvm.create(name, { history: 1, ttl: ttlMs }).catch(() => kvm.open(name));
-    const pending = await open(BUCKETS.daemonPending, (opts.pendingTtlSeconds + opts.claimTtlSeconds + 30) * 1000);
-    const signals = await open(BUCKETS.daemonSignals, 24 * 3600 * 1000);
-    const hub = new DaemonHub(nc, board, pending, signals, jetstream(nc), await jetstreamManager(nc), opts, log);
+    const jsm = await jetstreamManager(nc);
+    // Entries leave DAEMON_PENDING explicitly (replied, routed); the day-long TTL only bounds a leak.
+    const pending = await openBucket(nc, jsm, BUCKETS.daemonPending, { ttlMs: 24 * 3600 * 1000 });
+    const signals = await openBucket(nc, jsm, BUCKETS.daemonSignals, { ttlMs: 24 * 3600 * 1000 });
+    const hub = new DaemonHub(nc, board, pending, signals, jetstream(nc), jsm, opts, log);
     hub.affinitySub = nc.subscribe(subjects.daemonAffinity, {
       callback: (_err, m) => {
         const [key, connId] = dec.decode(m.data).split(' ');
@@ -266,7 +275,14 @@ export class DaemonHub {
     const now = Date.now();
     const msg = { ...message, dispatched_at: now };
     const p: Pending = { msg, owner, dispatchedAt: now, offeredAt: now, offered: true };
-    const rev = await this.pending.put(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify(p)));
+    let rev: number;
+    try {
+      rev = await this.pending.create(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify(p)));
+    } catch (err) {
+      // Dispatched before (a redelivery of the same inbound message): its state stands.
+      if (await this.pendingOf(msg.message_id)) return;
+      throw err;
+    }
     if (!(await this.send(msg, owner, this.affinityOf(owner, msg.thread_id)))) {
       await this.pending.update(kvKeys.daemonPending(msg.message_id), enc.encode(JSON.stringify({ ...p, offered: false })), rev).catch(() => undefined);
     }
@@ -302,10 +318,29 @@ export class DaemonHub {
     }
   }
 
-  /** One frame from a connection. Invalid JSON and unknown types are ignored. */
+  /**
+   * One frame from a connection. Invalid JSON and unknown types are ignored. A connection with
+   * more than FRAMES_IN_FLIGHT frames still being handled is closed: its work is bounded.
+   */
   async handle(connId: string, raw: string): Promise<void> {
     const s = this.sockets.get(connId);
     if (!s) return;
+    const n = (this.inFlight.get(connId) ?? 0) + 1;
+    if (n > FRAMES_IN_FLIGHT) {
+      s.sock.close(1008, 'too many frames in flight');
+      return;
+    }
+    this.inFlight.set(connId, n);
+    try {
+      await this.frame(s, connId, raw);
+    } finally {
+      const left = (this.inFlight.get(connId) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(connId, left);
+      else this.inFlight.delete(connId);
+    }
+  }
+
+  private async frame(s: { sock: DaemonSocket }, connId: string, raw: string): Promise<void> {
     let f: { type?: unknown; message_id?: unknown; payload?: unknown };
     try {
       f = JSON.parse(raw) as typeof f;
@@ -442,7 +477,8 @@ export class DaemonHub {
       this.log.warn({ message_id: id }, 'daemon reply has nowhere to go (no channel route configured)');
       return;
     }
-    await this.board.end(id, c);
+    if (!(await this.board.end(id, sock.id)))
+      this.log.warn({ message_id: id }, 'reply stored, but the claim could not be marked replied (it expired meanwhile)');
     this.offered.delete(id);
     await this.pending.delete(kvKeys.daemonPending(id)).catch(() => undefined);
   }
@@ -458,14 +494,16 @@ export class DaemonHub {
     if (this.kicked) return;
     this.kicked = setTimeout(() => {
       this.kicked = undefined;
-      this.runSweep();
+      if (this.sweeping)
+        this.kick(); // after the pass under way
+      else this.runSweep(true);
     }, 50);
     this.kicked.unref();
   }
 
-  private runSweep(): void {
+  private runSweep(offerUnoffered = false): void {
     if (this.sweeping) return;
-    this.sweeping = this.sweep()
+    this.sweeping = this.sweep(Date.now(), offerUnoffered)
       .catch((err: unknown) => {
         this.log.warn({ err }, 'daemon sweep failed');
         return 0;
@@ -478,36 +516,72 @@ export class DaemonHub {
    * many were offered again or routed. Any gateway may sweep; the compare-and-set on the
    * pending entry makes one of them act on each message.
    */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = Date.now(), offerUnoffered = false): Promise<number> {
     let n = 0;
-    const entries = await kvSnapshot(this.js, this.jsm, BUCKETS.daemonPending);
-    for (const { key: k, value, revision } of entries) {
-      const p = JSON.parse(dec.decode(value)) as Pending;
-      const due = p.routedAt
-        ? now - p.routedAt >= ROUTE_RETRY_MS
-        : !p.offered || now - p.offeredAt >= this.opts.claimTtlSeconds * 1000 || now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000;
-      if (!due) continue;
-      const claim = p.routedAt ? undefined : await this.board.get(k);
-      if (claim && !claim.meta.replied) continue; // claimed, lease still running
-      if (claim?.meta.replied) {
-        await this.pending.delete(kvKeys.daemonPending(k)).catch(() => undefined);
-        continue;
-      }
-      const route = p.routedAt !== undefined || now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000;
-      const next: Pending = route ? { ...p, routedAt: now } : { ...p, offeredAt: now };
-      const rev = await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify(next)), revision).catch(() => 0);
-      if (!rev) continue;
-      n++;
-      if (route) {
-        await this.routeUnclaimed(p);
-        continue;
-      }
-      // Offered to every connection again: the one that let the claim expire may be stuck.
-      const offered = await this.send(p.msg, p.owner);
-      if (offered !== next.offered)
-        await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...next, offered })), rev).catch(() => undefined);
-    }
+    const due = (await kvSnapshot(this.js, this.jsm, BUCKETS.daemonPending))
+      .map((e) => ({ k: e.key, revision: e.revision, p: JSON.parse(dec.decode(e.value)) as Pending }))
+      .filter(({ p }) =>
+        p.routedAt
+          ? now - p.routedAt >= ROUTE_RETRY_MS
+          : (offerUnoffered && !p.offered) ||
+            now - p.offeredAt >= this.opts.claimTtlSeconds * 1000 ||
+            now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000,
+      );
+    // A few at a time: a backlog is worked through in parallel, not one round trip after another.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(SWEEP_PARALLEL, due.length) }, async () => {
+        while (next < due.length) {
+          const e = due[next++]!;
+          if (await this.sweepOne(e.k, e.p, e.revision, now)) n++;
+        }
+      }),
+    );
     return n;
+  }
+
+  /** One due pending message: offered again, or routed to the agent route. True when acted on. */
+  private async sweepOne(k: string, p: Pending, revision: number, now: number): Promise<boolean> {
+    if (p.routedAt) {
+      // A hand-off that did not finish (this or another gateway died, or it failed): again.
+      const rev = await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...p, routedAt: now })), revision).catch(() => 0);
+      if (rev) await this.routeUnclaimed(p);
+      return rev > 0;
+    }
+    const claim = await this.board.get(k);
+    if (claim && !claim.meta.replied) return false; // claimed, lease still running
+    if (claim?.meta.replied) {
+      await this.pending.delete(kvKeys.daemonPending(k)).catch(() => undefined);
+      return false;
+    }
+    if (now - p.dispatchedAt >= this.opts.pendingTtlSeconds * 1000) {
+      // Routed away only by winning the board like a daemon would: a daemon's late claim and
+      // the agent route cannot both have the message.
+      if (
+        !(await this.board.claim(k, {
+          conn_id: AGENT_ROUTE,
+          ...(p.msg.thread_id ? { thread_id: p.msg.thread_id } : {}),
+          timestamp: new Date(now).toISOString(),
+        }))
+      ) {
+        return false;
+      }
+      const rev = await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...p, routedAt: now })), revision).catch(() => 0);
+      if (!rev) {
+        this.log.warn({ message_id: k }, 'pending message changed while being routed to the agent route; left for the next sweep');
+        return false;
+      }
+      await this.routeUnclaimed(p);
+      return true;
+    }
+    const next: Pending = { ...p, offeredAt: now };
+    const rev = await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify(next)), revision).catch(() => 0);
+    if (!rev) return false;
+    // Offered to every connection again: the one that let the claim expire may be stuck.
+    const offered = await this.send(p.msg, p.owner);
+    if (offered !== next.offered)
+      await this.pending.update(kvKeys.daemonPending(k), enc.encode(JSON.stringify({ ...next, offered })), rev).catch(() => undefined);
+    return true;
   }
 
   private async routeUnclaimed(p: Pending): Promise<void> {

@@ -118,7 +118,9 @@ export function registerDaemonRoute(
       });
     },
     drain: (ws) => {
+      // Bytes went out: the timeout counts again from now (a reading daemon is never cut off).
       if (ws.getBufferedAmount() === 0) backedUp.delete(ws);
+      else if (backedUp.has(ws)) backedUp.set(ws, Date.now());
     },
     message: (ws, message) => {
       const text = Buffer.from(message).toString('utf8');
