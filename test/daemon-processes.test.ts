@@ -9,7 +9,10 @@
  * - 1 message in 100 is won by a daemon that works past the claim TTL sending `progress`: its
  *   lease holds (one grant only), and its reply goes through;
  * - every message's reply reaches the channel's API (a local platform server) exactly once, in
- *   the message's thread.
+ *   the message's thread;
+ * - kill -9 of a gateway holding claims and posts the platform keeps refusing: its unreplied
+ *   claims expire and the other gateway's daemon gets the messages; the posts it had stored are
+ *   delivered by the other gateway; every thread answered once.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -191,4 +194,75 @@ describe('daemon claims on two gateway processes', () => {
       clients.forEach((c) => c.ws.close());
     }
   }, 240_000);
+
+  it('kill -9 of a gateway holding claims and retrying posts: nothing is lost, every thread answered once', async () => {
+    const cr = await fetch(`${bases[1]}/api/v1/channels`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-API-Key': key },
+      body: JSON.stringify({ type: 'platform_a', name: `kill-${randomUUID()}`, credentials: A_CREDS }),
+    });
+    expect(cr.status).toBe(200);
+    const channel = await json(cr);
+    const open = async (base: string) => {
+      const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/ws/messages`, { headers: { 'X-API-Key': key } });
+      const frames: Frame[] = [];
+      ws.on('message', (d) => frames.push({ ...(JSON.parse(String(d)) as Omit<Frame, 'at'>), at: Date.now() }));
+      ws.on('error', () => undefined); // its gateway is killed
+      await new Promise<void>((res, rej) => {
+        ws.once('open', () => res());
+        ws.once('error', rej);
+      });
+      return { ws, frames, send: (f: unknown) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(f)) };
+    };
+    const K = 10;
+    const kts = (i: number) => `1700002000.${String(i).padStart(6, '0')}`;
+    // Only a daemon on gateway 0 at first: it claims all, replies to half; the platform refuses the first posts.
+    const doomed = await open(bases[0]!);
+    platform.script({ status: 503 }, { status: 503 }, { status: 503 });
+    for (let i = 0; i < K; i++) {
+      const body = JSON.stringify({
+        type: 'event_callback',
+        event_id: `Ev${randomUUID()}`,
+        event: { type: 'message', channel: 'C6', user: 'U6', ts: kts(i), text: `kill ${i}` },
+      });
+      const now = Math.floor(Date.now() / 1000);
+      const sig = 'v0=' + createHmac('sha256', A_CREDS.signing_secret).update(`v0:${now}:${body}`).digest('hex');
+      const w = await fetch(`${bases[1]}/api/v1/channels/${channel.id}/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'X-PlatformA-Request-Timestamp': String(now), 'X-PlatformA-Signature': sig },
+        body,
+      });
+      expect(await json(w)).toEqual({ status: 'dispatched' });
+    }
+    const msgs = await waitFor(async () => {
+      const ms = doomed.frames.filter((f) => f.type === 'message' && /^kill \d+$/.test(f.payload.text));
+      return ms.length === K ? ms : undefined;
+    }, 20_000);
+    for (const m of msgs) doomed.send({ type: 'claim', message_id: m.message_id });
+    await waitFor(async () => doomed.frames.filter((f) => f.type === 'claim_ack' && f.payload.granted).length === K || undefined, 20_000);
+    const n = (m: Frame) => Number(/kill (\d+)/.exec(m.payload.text)![1]);
+    for (const m of msgs)
+      if (n(m) % 2 === 0) doomed.send({ type: 'reply', message_id: m.message_id, payload: { thread_id: m.payload.thread_id, text: `first ${n(m)}` } });
+    // The replies are stored (their claims end) and the first post attempts fail; then gateway 0 dies.
+    await waitFor(async () => platform.calls.filter((c) => /^first /.test(c.body?.text ?? '')).length >= 1 || undefined, 20_000);
+    procs[0]!.kill('SIGKILL');
+    await procs[0]!.exited;
+    // A daemon on the surviving gateway answers whatever comes to it.
+    const survivor = await open(bases[1]!);
+    survivor.ws.on('message', (d) => {
+      const f = JSON.parse(String(d));
+      if (f.type === 'message' && /^kill \d+$/.test(f.payload.text)) survivor.send({ type: 'claim', message_id: f.message_id });
+      if (f.type === 'claim_ack' && f.payload.granted) {
+        const m = survivor.frames.find((x) => x.type === 'message' && x.message_id === f.message_id)!;
+        survivor.send({ type: 'reply', message_id: f.message_id, payload: { thread_id: m.payload.thread_id, text: `second ${n(m)}` } });
+      }
+    });
+    const posted = () => platform.delivered().filter((c) => c.path === '/chat.postMessage' && c.body.channel === 'C6');
+    await waitFor(async () => posted().length >= K || undefined, 90_000, 250);
+    await new Promise((r) => setTimeout(r, 2000));
+    const byThread = new Map<string, string[]>();
+    for (const p of posted()) byThread.set(p.body.thread_ts, [...(byThread.get(p.body.thread_ts) ?? []), p.body.text]);
+    for (let i = 0; i < K; i++) expect(byThread.get(kts(i)), `thread ${i}`).toEqual([i % 2 === 0 ? `first ${i}` : `second ${i}`]);
+    survivor.ws.close();
+  }, 150_000);
 });
