@@ -185,6 +185,8 @@ describe('daemon claims on two gateway processes', () => {
         for (const c of clients) expect(offers(c, id)).toBeGreaterThanOrEqual(1);
       }
       expect(stalled.size).toBe(N / 100);
+      // Every claim was answered: one claim_ack per message frame each connection got.
+      for (const c of clients) expect(c.frames.filter((f) => f.type === 'claim_ack').length).toBe(c.frames.filter((f) => f.type === 'message').length);
       // Both processes' connections won messages.
       const winners = (c: { frames: Frame[] }) => c.frames.filter((f) => f.type === 'claim_ack' && f.payload.granted).length;
       expect(clients.filter((_, i) => i % 2 === 0).reduce((s, c) => s + winners(c), 0)).toBeGreaterThan(0);

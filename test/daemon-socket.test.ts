@@ -77,7 +77,8 @@ describe('daemon socket limits', () => {
     expect(refused).toBe(true);
     // At most one frame past the bound.
     expect(most).toBeLessThanOrEqual(DAEMON_SEND_BUFFER + 2048);
-    sock.close(1013, 'daemon too slow: send buffer full'); // what DaemonHub.offer does on a refusal
+    // DaemonHub.offer closes a connection whose send was refused; this stand-in hub does the same.
+    sock.close(1013, 'daemon too slow: send buffer full');
     await waitFor(async () => closed.has(sock.id), 5000, 20);
   }, 30_000);
 });

@@ -58,9 +58,9 @@ export const BUCKETS = {
   /** Daemon message claims: key <message_id> -> the claim (conn, channel, thread, ...); TTL = the claim TTL (the lease). */
   daemonClaims: 'DAEMON_CLAIMS',
   /**
-   * Messages offered to daemons and not yet replied: key <message_id>. A message no daemon claimed
-   * within the pending-message TTL (90 s) goes to the default agent route; the bucket's own TTL is
-   * longer (pending + claim TTL + 30 s) so the sweeper sees every entry before it expires.
+   * Messages offered to daemons and not yet replied or routed: key <message_id>. One no daemon
+   * claimed within the pending-message TTL (90 s) goes to the default agent route. Entries
+   * leave explicitly; the bucket's day-long TTL only bounds a leak.
    */
   daemonPending: 'DAEMON_PENDING',
   /** Daemon replies to a waiting workflow: key <workflow_id>.<message_id> -> the reply; 24 h. */
