@@ -124,6 +124,8 @@ describe('daemon WebSocket', () => {
       await waitFor(async () => c1.frames.find((f) => f.type === 'claim_ack' && f.message_id === m.message_id && f.payload.granted));
       const posts = () => platform.delivered().filter((x) => x.path === '/chat.postMessage' && x.body.thread_ts === '1700000000.000900');
       c2.send({ type: 'reply', message_id: m.message_id, payload: { text: 'not mine' } });
+      const notice = await waitFor(async () => c2.frames.find((f) => f.type === 'system' && f.message_id === m.message_id));
+      expect(notice.payload.text).toMatch(/does not hold the claim/);
       await new Promise((res) => setTimeout(res, 1000));
       expect(posts()).toHaveLength(0);
       // The holder's claim was untouched: another claim still loses, and its reply is posted.

@@ -19,9 +19,10 @@
  *   a pending-message TTL (90 s) after it arrived goes to the `unclaimed` route (the channels'
  *   default agent route). Compare-and-set on the pending entry makes one gateway act.
  * - Protocol: `connected` on open; `claim` → `claim_ack {granted}`; `progress` extends the
- *   lease; `reply` is handed on (to the waiting workflow through DAEMON_SIGNALS when the claim
- *   names one, else to `deliverReply`, the channels' outbox) and only then ends the claim;
- *   `disconnect` closes. Invalid JSON is ignored.
+ *   lease; `reply` is handed on (stored in DAEMON_SIGNALS for the workflow when the claim names
+ *   one, else to `deliverReply`, the channels' outbox) and only then ends the claim; a reply
+ *   from a connection not holding the claim gets a `system` frame saying so; `disconnect`
+ *   closes. Invalid JSON is ignored.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -456,7 +457,15 @@ export class DaemonHub {
    */
   private async reply(sock: DaemonSocket, id: string, payload: unknown): Promise<void> {
     const c = await this.board.get(id);
-    if (!c || c.meta.conn_id !== sock.id || c.meta.replied) return; // not this connection's claim (or expired)
+    if (!c || c.meta.conn_id !== sock.id || c.meta.replied) {
+      // Not this connection's claim (never granted, expired, or already replied): said, not routed.
+      sock.send({
+        type: 'system',
+        message_id: id,
+        payload: { text: 'reply not delivered: this connection does not hold the claim (not granted, expired, or already replied)' },
+      });
+      return;
+    }
     const p = (payload && typeof payload === 'object' ? payload : {}) as Record<string, unknown>;
     const r: DaemonReply = {
       message_id: id,
@@ -468,9 +477,10 @@ export class DaemonHub {
       format: p.format === 'markdown' ? 'markdown' : 'text',
     };
     if (c.meta.workflow_id) {
+      // Stored durably for the workflow's wait step to read. No workflow dispatches daemon
+      // messages yet (that comes with the waits of plan review and approvals, which will also
+      // bring the durable wake through the work queue): nothing reads it today.
       await this.signals.put(kvKeys.daemonSignal(c.meta.workflow_id, id), enc.encode(JSON.stringify(r)));
-      // The workflow's mailbox: a nudge only (the reply itself is in DAEMON_SIGNALS).
-      this.nc.publish(subjects.workflowActor(c.meta.workflow_id), enc.encode(JSON.stringify({ type: 'daemon_reply', message_id: id })));
     } else if (this.opts.deliverReply) {
       await this.opts.deliverReply(r);
     } else {

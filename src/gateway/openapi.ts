@@ -565,7 +565,8 @@ export function buildOpenApi(version: string) {
             'Authentication before the upgrade (401, no upgrade). Frames are JSON {type, message_id, payload}. Server to client: connected, ' +
             'message {channel, thread_id, sender, text, agent_name, timestamp}, claim_ack {granted}, system {text}. Client to server: claim, ' +
             'progress (extends the claim), reply {channel, thread_id, text, format: text|markdown}, disconnect. The first claim of a message wins ' +
-            "on any gateway; a reply is posted to the message's thread through the platform API; a claim not replied within DAEMON_CLAIM_TTL_SECONDS (60) " +
+            "on any gateway; a reply is posted to the message's thread through the platform API (a reply from a connection not holding the claim " +
+            'gets a system frame); a claim not replied within DAEMON_CLAIM_TTL_SECONDS (60) ' +
             'expires and the message is offered again. Ping every 20 s, ' +
             'closed without a pong in 60 s or on a frame over 64 KB; invalid JSON is ignored.',
           operationId: 'daemonWs',
