@@ -4,7 +4,7 @@
  * - no daemon claims a message within the pending-message TTL (2 s here): the default agent
  *   route runs it as the channel owner's task and posts the result to the thread (platform_a
  *   chat.postMessage in the thread; platform_b push to the conversation);
- * - config.agent_name naming no agent: `Agent not found: <name>` posted to the thread;
+ * - config.agent_name naming a skill runs it; naming no agent: `Agent not found: <name>` posted;
  * - a daemon connecting during the wait gets the message, and no task runs;
  * - the outbox retries 5xx, 429 (Retry-After) and `ratelimited` with backoff, posts once; a
  *   final refusal is not retried; a post survives the gateway that stored it being stopped;
@@ -180,6 +180,18 @@ describe('channel routing', () => {
     await webhookA(t, ch.id, 'route me to a missing agent', '1700000200.000100');
     const post = await waitFor(async () => postsTo('/chat.postMessage', (b) => b.thread_ts === '1700000200.000100')[0], 30_000, 100);
     expect(post.body.text).toBe('Agent not found: no-such-agent');
+  }, 60_000);
+
+  it('config.agent_name naming a skill: the message runs that skill, and its result is posted', async () => {
+    const ch = await createChannel('platform_a', { agent_name: 'code-review' });
+    await webhookA(t, ch.id, 'Review this: function add(a, b) { return a - b }', '1700000250.000100');
+    const post = await waitFor(async () => postsTo('/chat.postMessage', (b) => b.thread_ts === '1700000250.000100')[0], 30_000, 100);
+    const task = (await tasksOf()).find((x) => x.query === 'Review this: function add(a, b) { return a - b }');
+    expect(task).toBeDefined();
+    const row = await t.app.store.getTask(task.task_id);
+    expect(row!.options.skill).toMatchObject({ name: 'code-review' });
+    expect(row!.status).toBe('TASK_STATUS_COMPLETED');
+    expect(post.body.text).toBe(row!.result);
   }, 60_000);
 
   it('a daemon connecting while the message waits gets it; its reply is posted and no task runs', async () => {
