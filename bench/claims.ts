@@ -115,7 +115,8 @@ class HubRig {
     try {
       const log = createLogger({ level: 'silent' });
       for (let g = 0; g < GATEWAYS; g++) {
-        const nc = await connect({ servers: url });
+        // As the service's bus connects (src/bus): no stack captured per request.
+        const nc = await connect({ servers: url, noAsyncTraces: true });
         rig.conns.push(nc);
         const board = await ClaimBoard.open(nc, { ttlSeconds: 60 });
         // Counts the hub's board attempts (one KV create each); the attempt itself is unchanged.
@@ -246,7 +247,7 @@ export async function runClaims(o: { nats: Nats; pg: Pg; quick: boolean; log: (s
   const n = o.quick ? 2000 : 10_000;
   const inFlight = 64; // messages being arbitrated at once
   const conns: NatsConnection[] = [];
-  for (let i = 0; i < COMPETITORS; i++) conns.push(await connect({ servers: o.nats.url }));
+  for (let i = 0; i < COMPETITORS; i++) conns.push(await connect({ servers: o.nats.url, noAsyncTraces: true }));
   let kvRun: Run;
   try {
     const boards = await Promise.all(conns.map((nc) => ClaimBoard.open(nc, { ttlSeconds: 60 })));
