@@ -265,7 +265,7 @@ async function runGateway(
     await waitQuiet(15, 8_000, o.log);
     // The NATS hop alone, timed by a core subscription in this (otherwise idle) process.
     const hop = new Histogram();
-    const nc = await connect({ servers: o.nats.url, name: 'bench-hop-probe' });
+    const nc = await connect({ servers: o.nats.url, name: 'bench-hop-probe', noAsyncTraces: true });
     nc.subscribe('svc.events.>', {
       callback: (_err, m) => {
         const b = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);

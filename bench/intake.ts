@@ -128,7 +128,7 @@ export async function runIntake(o: {
   const db = await o.pg.database('bench_intake');
   const postmaster = findPostmaster();
 
-  const nc = await connect({ servers: o.nats.url, name: 'bench-runner' });
+  const nc = await connect({ servers: o.nats.url, name: 'bench-runner', noAsyncTraces: true });
   const done = new Map<string, number>();
   nc.subscribe('svc.events.>', {
     callback: (_err, m) => {

@@ -126,7 +126,7 @@ function stop(): void {
 serve(
   {
     async connect(a: { url: string; raw?: boolean }) {
-      nc = await connect({ servers: a.url, name: 'bench-publisher' });
+      nc = await connect({ servers: a.url, name: 'bench-publisher', noAsyncTraces: true }); // as the workers' bus
       js = jetstream(nc);
       raw = !!a.raw;
       inbox = createInbox();
