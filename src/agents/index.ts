@@ -203,11 +203,13 @@ interface Turn {
 
 /**
  * Streams deltas as LLM_PARTIAL events: up to `chunk` characters each, and never holding text
- * back longer than `flushMs` (a slow model's words reach clients as they come).
+ * back longer than `flushMs` (a slow model's words reach clients as they come). The first
+ * delta goes out at once: the time to the first token is not spent waiting for company.
  */
 export class DeltaCoalescer {
   private buf = '';
   private timer?: NodeJS.Timeout;
+  private started = false;
   constructor(
     private readonly send: (piece: string) => void,
     private readonly chunk: number,
@@ -224,6 +226,12 @@ export class DeltaCoalescer {
       this.send(this.buf.slice(0, n));
       this.buf = this.buf.slice(n);
     }
+    if (this.buf && !this.started) {
+      this.started = true;
+      this.flush();
+      return;
+    }
+    this.started = true;
     if (this.buf && !this.timer) this.timer = setTimeout(() => this.flush(), this.flushMs);
   }
   flush(): void {

@@ -58,6 +58,11 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     },
   };
   // A fresh embedded PGlite on a busy 2-core machine can take a while to initialise.
-  await sp.waitForLog(/"msg":"ready/, 60_000);
+  try {
+    await sp.waitForLog(/"msg":"ready/, 60_000);
+  } catch (err) {
+    proc.kill('SIGKILL'); // never left running behind a failed start
+    throw err;
+  }
   return sp;
 }
