@@ -10,7 +10,7 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { newConnId, type DaemonHub, type Owner } from '../daemon/index.js';
 import type { Logger, Principal } from '../kernel/index.js';
-import { copyRequest, errorReply, writeReply } from './http.js';
+import { upgradeWhen } from './http.js';
 
 interface Data {
   connId: string;
@@ -70,31 +70,15 @@ export function registerDaemonRoute(
     // Nothing received (frames or pongs) for 60 s: closed.
     idleTimeout: 60,
     sendPingsAutomatically: false,
-    upgrade: (res, rawReq, context) => {
-      const req = copyRequest(rawReq, 0);
-      const key = req.headers['sec-websocket-key'];
-      const protocol = req.headers['sec-websocket-protocol'] ?? '';
-      const extensions = req.headers['sec-websocket-extensions'] ?? '';
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      const go = (p: Principal) => {
-        if (aborted) return;
-        const owner: Owner = { tenantId: p.tenantId ?? null, userId: p.userId ?? null };
-        res.cork(() => res.upgrade<Data>({ connId: newConnId(), owner }, key, protocol, extensions, context));
-      };
-      const reject = (err: unknown) => {
-        if (!aborted) writeReply(res, errorReply(err, d.log), {});
-      };
-      try {
-        const p = d.authenticate(req.headers);
-        if (p instanceof Promise) p.then(go, reject);
-        else go(p);
-      } catch (err) {
-        reject(err);
-      }
-    },
+    upgrade: (res, rawReq, context) =>
+      upgradeWhen<Data>(res, rawReq, context, {
+        log: d.log,
+        decide: (req) => {
+          const data = (p: Principal): Data => ({ connId: newConnId(), owner: { tenantId: p.tenantId ?? null, userId: p.userId ?? null } });
+          const p = d.authenticate(req.headers);
+          return p instanceof Promise ? p.then(data) : data(p);
+        },
+      }),
     open: (ws) => {
       open.add(ws);
       const { connId, owner } = ws.getUserData();

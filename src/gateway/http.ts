@@ -3,7 +3,7 @@
  * synchronously, registers onAborted, and writes its response corked, once. Errors become
  * the spec's `{ "error": <message> }` body with the status from the one code->status table.
  */
-import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t } from 'uWebSockets.js';
 import { AppError, Code, badRequest, httpStatusOf, toAppError, type Logger } from '../kernel/index.js';
 import { RateLimitedError, rateHeaders } from './rate-limit.js';
 
@@ -279,4 +279,38 @@ export function route(
       if (!state.aborted) writeReply(res, reply, cors);
     })();
   });
+}
+
+/**
+ * A WebSocket upgrade decided by `decide` (synchronously or not): it returns the socket's user
+ * data, or throws (or rejects) with the error the client gets as an HTTP answer (never an
+ * upgrade), with `headers(req)` (e.g. CORS). A client gone meanwhile gets nothing.
+ */
+export function upgradeWhen<T>(
+  res: HttpResponse,
+  rawReq: HttpRequest,
+  context: us_socket_context_t,
+  o: { decide: (req: Req) => T | Promise<T>; log: Logger; headers?: (req: Req) => Record<string, string> },
+): void {
+  const req = copyRequest(rawReq, 0);
+  const key = req.headers['sec-websocket-key'];
+  const protocol = req.headers['sec-websocket-protocol'] ?? '';
+  const extensions = req.headers['sec-websocket-extensions'] ?? '';
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  const go = (data: T) => {
+    if (!aborted) res.cork(() => res.upgrade<T>(data, key, protocol, extensions, context));
+  };
+  const reject = (err: unknown) => {
+    if (!aborted) writeReply(res, errorReply(err, o.log), o.headers?.(req) ?? {});
+  };
+  try {
+    const d = o.decide(req);
+    if (d instanceof Promise) d.then(go, reject);
+    else go(d);
+  } catch (err) {
+    reject(err);
+  }
 }

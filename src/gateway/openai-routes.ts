@@ -505,10 +505,6 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
       });
       void d.hub
         .attach(taskId, watch, 0, () => {})
-        .then((feed) => {
-          watch.feed = feed;
-          if (watch.closed) feed.remove(watch);
-        })
         .catch((err) => {
           // No feed: fall back to the task's status, polled.
           log.warn({ err, workflow_id: taskId }, 'openai: event feed unavailable; polling the task status');
@@ -601,10 +597,6 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
     hb.unref();
     void d.hub
       .attach(taskId, stream, 0, () => {})
-      .then((feed) => {
-        stream.feed = feed;
-        if (stream.closed) feed.remove(stream);
-      })
       .catch((err) => {
         log.warn({ err, workflow_id: taskId }, 'openai: stream attach failed');
         stream.drop('stream unavailable');

@@ -13,7 +13,7 @@ import { parseResumePoint } from '../bus/index.js';
 import { badRequest, isUuid, type Logger, type Principal } from '../kernel/index.js';
 import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Admission } from './admission.js';
-import { copyRequest, corsHeaders, errorReply, writeReply, type CorsPolicy, type Req } from './http.js';
+import { copyRequest, corsHeaders, errorReply, upgradeWhen, writeReply, type CorsPolicy, type Req } from './http.js';
 import { gapFrame, writeStreaming, type Encoded, type Feed, type StreamHub, type Subscriber } from './streams.js';
 import { ownedTask } from './task-routes.js';
 
@@ -99,10 +99,6 @@ export class StreamRoutes {
         this.sse.add(conn);
         void this.deps.hub
           .attach(wf, conn, after ?? 0, (a, first) => conn.writeRaw(gapFrame(a, first).frame))
-          .then((feed) => {
-            conn.feed = feed;
-            if (conn.closed) feed.remove(conn);
-          })
           .catch((err) => {
             this.deps.log.warn({ err, workflow_id: wf }, 'stream attach failed');
             conn.drop('stream unavailable');
@@ -142,49 +138,28 @@ export class StreamRoutes {
       closeOnBackpressureLimit: 1 as unknown as number,
       idleTimeout: 120,
       sendPingsAutomatically: true,
-      upgrade: (res, rawReq, context) => {
-        const req = copyRequest(rawReq, 0);
-        const key = req.headers['sec-websocket-key'];
-        const protocol = req.headers['sec-websocket-protocol'] ?? '';
-        const extensions = req.headers['sec-websocket-extensions'] ?? '';
-        let aborted = false;
-        res.onAborted(() => {
-          aborted = true;
-        });
-        const cors = corsHeaders(this.deps.cors, req.headers.origin);
-        const reject = (err: unknown) => {
-          if (!aborted) writeReply(res, errorReply(err, this.deps.log), cors);
-        };
-        try {
-          const wf = req.query.get('workflow_id') ?? '';
-          if (!wf) throw badRequest('workflow_id is required');
-          if (!isUuid(wf)) throw badRequest('invalid workflow_id');
-          const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
-          const after = parseResumePoint(resumeRaw);
-          if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined)
-            throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
-          const p = this.deps.admission.auth.authenticate({ headers: req.headers });
-          const go = () => {
-            if (aborted) return;
-            res.cork(() => res.upgrade<WsData>({ wf, after: after ?? 0 }, key, protocol, extensions, context));
-          };
-          if (p instanceof Promise || !p.anonymous) this.authorizeStream(p, wf).then(go, reject);
-          else go();
-        } catch (err) {
-          reject(err);
-        }
-      },
+      upgrade: (res, rawReq, context) =>
+        upgradeWhen<WsData>(res, rawReq, context, {
+          log: this.deps.log,
+          headers: (req) => corsHeaders(this.deps.cors, req.headers.origin),
+          decide: (req) => {
+            const wf = req.query.get('workflow_id') ?? '';
+            if (!wf) throw badRequest('workflow_id is required');
+            if (!isUuid(wf)) throw badRequest('invalid workflow_id');
+            const resumeRaw = req.query.get('last_event_id') ?? req.headers['last-event-id'];
+            const after = parseResumePoint(resumeRaw);
+            if (resumeRaw !== undefined && resumeRaw !== '' && after === undefined)
+              throw badRequest('last_event_id must be a stream id (<ms>-<seq>) or a sequence number');
+            const data: WsData = { wf, after: after ?? 0 };
+            const p = this.deps.admission.auth.authenticate({ headers: req.headers });
+            return p instanceof Promise || !p.anonymous ? this.authorizeStream(p, wf).then(() => data) : data;
+          },
+        }),
       open: (ws) => {
         const data = ws.getUserData();
         const sub = new WsSub(ws);
         data.sub = sub;
-        void this.deps.hub
-          .attach(data.wf, sub, data.after, (a, first) => sub.sendJson(gapFrame(a, first).json))
-          .then((feed) => {
-            sub.feed = feed;
-            if (sub.closed) feed.remove(sub);
-          })
-          .catch(() => sub.drop('stream unavailable'));
+        void this.deps.hub.attach(data.wf, sub, data.after, (a, first) => sub.sendJson(gapFrame(a, first).json)).catch(() => sub.drop('stream unavailable'));
       },
       message: () => {
         /* clients only listen on this socket */

@@ -43,6 +43,8 @@ export interface Subscriber {
   /** The feed's head when the subscriber last stalled; kept by the feed. */
   stalledAt?: number;
   closed: boolean;
+  /** The feed it reads from, set by FeedHub.attach once it has joined (for its close handler to leave). */
+  feed?: Feed;
   /** Write frames (already filtered); returns false if the socket is backpressured. */
   write(events: Encoded[], shared?: Buffer): boolean;
   /** The stream is over (STREAM_END passed). */
@@ -440,6 +442,8 @@ export class StreamHub {
     s.cursor = Math.max(after, first - 1);
     if (after > f.lastSeq) s.cursor = after;
     f.add(s);
+    // Set at once: a subscriber closing from here on finds its feed and leaves it.
+    s.feed = f;
     f.flushOne(s);
     return f;
   }
@@ -460,7 +464,7 @@ export class StreamHub {
  * socket backs up the subscriber is marked backpressured; once writable, its feed resumes it.
  * `over`: the response has ended (nothing more may be written).
  */
-export function writeStreaming(res: HttpResponse, sub: Subscriber & { feed?: Feed }, buf: Buffer | string, over: () => boolean): boolean {
+export function writeStreaming(res: HttpResponse, sub: Subscriber, buf: Buffer | string, over: () => boolean): boolean {
   if (over()) return false;
   let ok = true;
   res.cork(() => {
