@@ -15,9 +15,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AgentState, ExecutionMode, StatusCode } from '../src/gen/svc/v1/common_pb.js';
 import { AgentService, type StreamExecuteTaskResponse } from '../src/gen/svc/v1/agent_pb.js';
 import { SessionService } from '../src/gen/svc/v1/session_pb.js';
-import { OpenAiProvider } from '../src/llm/index.js';
 import { TEST_RPC_TOKEN, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 
 let t: TestApp;
 let llm: OpenAiTestServer;
@@ -59,12 +58,7 @@ beforeAll(async () => {
       PARTIAL_CHUNK_CHARS: '8',
     },
     {
-      llm: new OpenAiProvider({
-        baseUrl: llm.baseUrl,
-        apiKey: 'sk-test',
-        models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-        timeoutMs: 10_000,
-      }),
+      llm: scriptedProvider(llm),
     },
   );
   expect(t.app.agentPort).toBeGreaterThan(0);

@@ -8,13 +8,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { OpenAiProvider, UsageStore } from '../src/llm/index.js';
+import { UsageStore } from '../src/llm/index.js';
 import { createClient, type Interceptor } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { StatusCode } from '../src/gen/svc/v1/common_pb.js';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { TEST_RPC_TOKEN, json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 
 let llm: OpenAiTestServer;
 let t: TestApp;
@@ -39,12 +39,7 @@ beforeAll(async () => {
   t = await startTestApp(
     { TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1/32', TOOL_PARALLELISM: '2', MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' },
     {
-      llm: new OpenAiProvider({
-        baseUrl: llm.baseUrl,
-        apiKey: 'sk-test',
-        models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-        timeoutMs: 10_000,
-      }),
+      llm: scriptedProvider(llm),
     },
   );
 });
@@ -211,12 +206,7 @@ describe('budgets', () => {
     b = await startTestApp(
       { MAX_TOKENS_PER_REQUEST: '100', MAX_COST_PER_REQUEST: '0' },
       {
-        llm: new OpenAiProvider({
-          baseUrl: llm.baseUrl,
-          apiKey: 'sk-test',
-          models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-          timeoutMs: 10_000,
-        }),
+        llm: scriptedProvider(llm),
       },
     );
   });
@@ -319,12 +309,7 @@ describe('budgets enforced by the model layer (LLM_DISABLE_BUDGETS=0)', () => {
     b = await startTestApp(
       { MAX_TOKENS_PER_REQUEST: '100', MAX_COST_PER_REQUEST: '0', LLM_DISABLE_BUDGETS: '0' },
       {
-        llm: new OpenAiProvider({
-          baseUrl: llm.baseUrl,
-          apiKey: 'sk-test',
-          models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-          timeoutMs: 10_000,
-        }),
+        llm: scriptedProvider(llm),
       },
     );
   });

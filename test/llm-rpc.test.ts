@@ -11,9 +11,8 @@ import { Http2SessionManager, createGrpcTransport } from '@connectrpc/connect-no
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ModelTier } from '../src/gen/svc/v1/common_pb.js';
 import { LLMService, type StreamCompleteResponse } from '../src/gen/svc/v1/llm_pb.js';
-import { OpenAiProvider } from '../src/llm/index.js';
 import { TEST_RPC_TOKEN, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, scriptedProvider } from './helpers/openai-server.js';
 
 let t: TestApp;
 let llm: OpenAiTestServer;
@@ -71,12 +70,7 @@ beforeAll(async () => {
       MAX_TOKENS: '321',
     },
     {
-      llm: new OpenAiProvider({
-        baseUrl: llm.baseUrl,
-        apiKey: 'sk-test',
-        models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-        timeoutMs: 10_000,
-      }),
+      llm: scriptedProvider(llm),
     },
   );
   client = createClient(LLMService, transport([asSystem]));

@@ -7,14 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { OpenAiProvider } from '../src/llm/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 
 let llm: OpenAiTestServer;
 let t: TestApp;
-const provider = () =>
-  new OpenAiProvider({ baseUrl: llm.baseUrl, apiKey: 'sk-test', models: { small: 'm-small', medium: 'm-medium', large: 'm-large' }, timeoutMs: 10_000 });
+const provider = () => scriptedProvider(llm);
 
 beforeAll(async () => {
   llm = await startOpenAiServer();

@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OFFLINE_LABEL, OpenAiProvider } from '../src/llm/index.js';
+import { OFFLINE_LABEL } from '../src/llm/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, scriptedProvider } from './helpers/openai-server.js';
 import { loadModelTable } from '../src/gateway/openai-shapes.js';
 
 /** A model table of group B (OPENAI_MODELS_CONFIG_PATH): it replaces the built-in one. */
@@ -486,12 +486,7 @@ describe('B: a scripted OpenAI-compatible model, authentication off', () => {
     t = await startTestApp(
       { ENABLE_CACHE: '0', OPENAI_MODELS_CONFIG_PATH: join(dir, 'models.yaml') },
       {
-        llm: new OpenAiProvider({
-          baseUrl: llm.baseUrl,
-          apiKey: 'sk-test',
-          models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-          timeoutMs: 20_000,
-        }),
+        llm: scriptedProvider(llm, 20_000),
       },
     );
     oai = client(t.base);
@@ -724,12 +719,7 @@ describe('C: authentication on, small limits', () => {
   beforeAll(async () => {
     llm = await startOpenAiServer();
     t = await startTestApp(env, {
-      llm: new OpenAiProvider({
-        baseUrl: llm.baseUrl,
-        apiKey: 'sk-test',
-        models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-        timeoutMs: 20_000,
-      }),
+      llm: scriptedProvider(llm, 20_000),
     });
   });
   afterAll(async () => {

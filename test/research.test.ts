@@ -6,9 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OpenAiProvider } from '../src/llm/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 
 let llm: OpenAiTestServer;
 let t: TestApp;
@@ -26,12 +25,7 @@ beforeAll(async () => {
   t = await startTestApp(
     { TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1/32', MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' },
     {
-      llm: new OpenAiProvider({
-        baseUrl: llm.baseUrl,
-        apiKey: 'sk-test',
-        models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-        timeoutMs: 10_000,
-      }),
+      llm: scriptedProvider(llm),
     },
   );
 });

@@ -10,9 +10,8 @@ import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
-import { OpenAiProvider } from '../src/llm/index.js';
 import { TEST_RPC_TOKEN, json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, scriptedProvider } from './helpers/openai-server.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -121,12 +120,7 @@ describe('skills and verification with a model', () => {
     m = await startTestApp(
       { MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' },
       {
-        llm: new OpenAiProvider({
-          baseUrl: llm.baseUrl,
-          apiKey: 'sk-test',
-          models: { small: 'm-small', medium: 'm-medium', large: 'm-large' },
-          timeoutMs: 10_000,
-        }),
+        llm: scriptedProvider(llm),
       },
     );
   });

@@ -14,6 +14,12 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { OpenAiProvider } from '../../src/llm/index.js';
+
+/** The service's OpenAI provider pointed at a test server, one model per tier (m-small, m-medium, m-large). */
+export function scriptedProvider(server: { baseUrl: string }, timeoutMs = 10_000): OpenAiProvider {
+  return new OpenAiProvider({ baseUrl: server.baseUrl, apiKey: 'sk-test', models: { small: 'm-small', medium: 'm-medium', large: 'm-large' }, timeoutMs });
+}
 
 export interface Usage {
   prompt_tokens: number;
