@@ -67,6 +67,7 @@ import { LlmError, type ChatMessage, type LlmProvider, type LlmUsage, type Usage
 import type { ToolInfo, ToolRegistry } from '../tools/index.js';
 import { actingPrincipal, callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
+import { pushed } from './pushed.js';
 
 export interface AgentServiceDeps {
   llm: LlmProvider;
@@ -484,54 +485,39 @@ export function createAgentService(d: AgentServiceDeps): ServiceImpl<typeof Agen
       } catch (err) {
         throw rpcError(err, d.log, 'agent rpc');
       }
-      // The run pushes updates; this generator hands them to the client in order.
-      const queue: StreamExecuteTaskResponse[] = [];
-      let wake: (() => void) | undefined;
-      let done = false;
-      let failure: unknown;
-      const push = (u: StreamExecuteTaskResponse) => {
-        queue.push(u);
-        wake?.();
-      };
+      // The run pushes updates; they reach the client in order.
+      let finished = false;
       const stop = new AbortController();
       const onAbort = () => stop.abort(ctx.signal.reason);
       if (ctx.signal.aborted) onAbort();
       else ctx.signal.addEventListener('abort', onAbort, { once: true });
-      void (async () => {
-        try {
-          const r = await run(p, stop.signal, push);
-          const ok = r.status === StatusCode.OK;
-          push(
-            create(StreamExecuteTaskResponseSchema, {
-              taskId: r.taskId,
-              state: r.finalState,
-              message: ok ? r.result : r.errorMessage,
-              progress: ok ? 1 : Math.min(1, r.metrics!.modelCalls / (p.maxIterations + 1)),
-              eventType: 'EXECUTION_RESULT',
-              agentId: AGENT_ID,
-              response: r,
-            }),
-          );
-        } catch (err) {
-          failure = err;
-        } finally {
-          done = true;
-          wake?.();
-        }
-      })();
       try {
-        for (;;) {
-          while (queue.length) yield queue.shift()!;
-          if (done) break;
-          await new Promise<void>((r) => (wake = r));
-          wake = undefined;
-        }
+        yield* pushed<StreamExecuteTaskResponse>(async (push) => {
+          try {
+            const r = await run(p, stop.signal, push);
+            const ok = r.status === StatusCode.OK;
+            push(
+              create(StreamExecuteTaskResponseSchema, {
+                taskId: r.taskId,
+                state: r.finalState,
+                message: ok ? r.result : r.errorMessage,
+                progress: ok ? 1 : Math.min(1, r.metrics!.modelCalls / (p.maxIterations + 1)),
+                eventType: 'EXECUTION_RESULT',
+                agentId: AGENT_ID,
+                response: r,
+              }),
+            );
+          } finally {
+            finished = true;
+          }
+        });
+      } catch (err) {
+        throw rpcError(err, d.log, 'agent rpc');
       } finally {
         // The client went away (or the stream was closed early): stop the run.
         ctx.signal.removeEventListener('abort', onAbort);
-        if (!done) stop.abort(new AppError(Code.Canceled, 'the stream was closed'));
+        if (!finished) stop.abort(new AppError(Code.Canceled, 'the stream was closed'));
       }
-      if (failure !== undefined) throw rpcError(failure, d.log, 'agent rpc');
     },
 
     getCapabilities: wrap(async (_req, ctx) => {

@@ -37,6 +37,7 @@ import {
 } from '../llm/index.js';
 import { callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
+import { pushed } from './pushed.js';
 
 export interface LlmServiceDeps {
   llm: LlmProvider;
@@ -176,35 +177,17 @@ export function createLlmService(d: LlmServiceDeps): ServiceImpl<typeof LLMServi
     complete: wrap(async (req, ctx) => complete(d, req, ctx)),
 
     async *streamComplete(req, ctx) {
-      // The model call pushes deltas; this generator hands them to the client in order.
-      const queue: StreamCompleteResponse[] = [];
-      let wake: (() => void) | undefined;
-      let done = false;
-      let failure: unknown;
-      const push = (m: StreamCompleteResponse) => {
-        queue.push(m);
-        wake?.();
-      };
-      void (async () => {
-        try {
+      // The model call pushes deltas; they reach the client in order.
+      try {
+        yield* pushed<StreamCompleteResponse>(async (push) => {
           const r = await complete(d, req, ctx, (delta) => {
             if (delta) push(create(StreamCompleteResponseSchema, { event: { case: 'delta', value: delta } }));
           });
           push(create(StreamCompleteResponseSchema, { event: { case: 'done', value: r } }));
-        } catch (err) {
-          failure = err;
-        } finally {
-          done = true;
-          wake?.();
-        }
-      })();
-      for (;;) {
-        while (queue.length) yield queue.shift()!;
-        if (done) break;
-        await new Promise<void>((r) => (wake = r));
-        wake = undefined;
+        });
+      } catch (err) {
+        throw rpcError(err, log, 'llm rpc');
       }
-      if (failure !== undefined) throw rpcError(failure, log, 'llm rpc');
     },
 
     embed: wrap(async (req, ctx) => {
