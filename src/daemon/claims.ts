@@ -79,11 +79,13 @@ export class ClaimBoard {
   /**
    * Ends `connId`'s claim once its reply was handed on: the key stays (marked replied) until its
    * TTL, so a late `claim` of the message still finds it taken. A concurrent rewrite (its own
-   * `progress`) is retried; false when the claim is no longer `connId`'s.
+   * `progress`) is retried; false when the claim is no longer `connId`'s. `known`: the claim
+   * as the caller last read it (saves a read).
    */
-  async end(messageId: string, connId: string): Promise<boolean> {
+  async end(messageId: string, connId: string, known?: { meta: ClaimMeta; revision: number }): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const c = await this.get(messageId);
+      // The caller's copy first (it just read it), then fresh reads after a concurrent rewrite.
+      const c = attempt === 0 && known ? known : await this.get(messageId);
       if (!c || c.meta.conn_id !== connId) return false;
       if (c.meta.replied) return true;
       try {

@@ -487,7 +487,7 @@ export class DaemonHub {
       this.log.warn({ message_id: id }, 'daemon reply has nowhere to go (no channel route configured)');
       return;
     }
-    if (!(await this.board.end(id, sock.id)))
+    if (!(await this.board.end(id, sock.id, c)))
       this.log.warn({ message_id: id }, 'reply stored, but the claim could not be marked replied (it expired meanwhile)');
     this.offered.delete(id);
     await this.pending.delete(kvKeys.daemonPending(id)).catch(() => undefined);
