@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
+import type { Server as NetServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from '@connectrpc/connect';
@@ -157,19 +158,24 @@ async function startHealthListener(gateway: Gateway, host: string, port: number)
     });
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((res, rej) => {
-    server.once('error', rej);
-    server.listen(port, host, () => res());
-  });
-  const addr = server.address();
   return {
-    port: typeof addr === 'object' && addr ? addr.port : port,
+    port: await listenOn(server, host, port),
     close: () =>
       new Promise<void>((res) => {
         server.close(() => res());
         server.closeAllConnections();
       }),
   };
+}
+
+/** Listens (port 0: any free one) and resolves to the port taken. */
+async function listenOn(server: NetServer, host: string, port: number): Promise<number> {
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(port, host, () => res());
+  });
+  const addr = server.address();
+  return typeof addr === 'object' && addr ? addr.port : port;
 }
 
 /**
@@ -188,13 +194,8 @@ async function listenConnect(
     sessions.add(s);
     s.once('close', () => sessions.delete(s));
   });
-  await new Promise<void>((res, rej) => {
-    server.once('error', rej);
-    server.listen(port, host, () => res());
-  });
-  const addr = server.address();
   return {
-    port: typeof addr === 'object' && addr ? addr.port : port,
+    port: await listenOn(server, host, port),
     close: () =>
       new Promise<void>((res) => {
         server.close(() => res());
