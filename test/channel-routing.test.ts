@@ -7,7 +7,8 @@
  * - config.agent_name naming a skill runs it; naming no agent: `Agent not found: <name>` posted;
  * - a daemon connecting during the wait gets the message, and no task runs;
  * - the outbox retries 5xx, 429 (Retry-After) and `ratelimited` with backoff, posts once; a
- *   final refusal is not retried; a post survives the gateway that stored it being stopped;
+ *   final refusal is not retried; a post still failing when the gateway that stored it stops is
+ *   delivered once by the other (the kill -9 case is test/daemon-processes.test.ts);
  * - a reply whose claim names a workflow is stored for it (DAEMON_SIGNALS), not posted.
  */
 import { createHmac, randomUUID } from 'node:crypto';
@@ -248,7 +249,7 @@ describe('channel routing', () => {
     }
   }, 60_000);
 
-  it('a post the platform keeps refusing survives the gateway that stored it: another gateway delivers it', async () => {
+  it('a post still being retried when the gateway that stored it stops is delivered once by the other gateway (graceful stop; kill -9 in daemon-processes)', async () => {
     const ch = await createChannel('platform_a');
     const other = await startTestApp(env, { natsUrl: nats.url });
     const c = await daemon(other);
