@@ -46,15 +46,10 @@ const MIN_MEMORY_MB = 32;
 /** Below this the JS heap spends the start-up collecting garbage. */
 const MIN_JS_HEAP_MB = 64;
 
-interface RunReply {
+/** The worker's answer to one run: the result's output fields, and how the run ended. */
+interface RunReply extends Omit<PythonRunResult, 'durationMs' | 'coldStart'> {
   type: 'result';
   id: number;
-  stdout: string;
-  stderr: string;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  result: string | null;
-  error: string | null;
   memoryError?: boolean;
   memoryLimitHit: boolean;
   fatal?: boolean;
