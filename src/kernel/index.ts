@@ -11,3 +11,4 @@ export * from './tasks.js';
 export * from './proto-enums.js';
 export * from './roles.js';
 export * from './secret-file.js';
+export * from './backoff.js';
