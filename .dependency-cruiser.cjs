@@ -46,6 +46,27 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles between files either: an ES-module cycle throws at load the day a top-level statement uses a name from it.',
+      from: { path: '^src/', pathNot: '\\.test\\.ts$' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-through-own-entry',
+      severity: 'error',
+      comment: "Files inside a folder import their siblings, never their own folder's entry file (index.ts only hands names on).",
+      from: { path: '^src/([^/]+)/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/$1/index\\.ts$' },
+    },
+    {
+      name: 'entry-only-hands-names-on',
+      severity: 'error',
+      comment: 'A folder entry file imports only files of its own folder (it re-exports them).',
+      from: { path: '^src/([^/]+)/index\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/$1/'] },
+    },
+    {
       name: 'through-the-entry-file',
       severity: 'error',
       comment: 'Imports of another folder go through its entry file (index.ts), the only thing other folders import.',

@@ -41,6 +41,22 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
   },
+  // One job per file: a file past 600 lines has grown a second one (generated code is ignored above).
+  { rules: { 'max-lines': ['error', { max: 600, skipBlankLines: false, skipComments: false }] } },
+  // A folder's entry file only hands names on: a curated list of re-exports (as nats.js's mod.ts), no
+  // implementation, no `export *`. Files inside the folder import their siblings (dependency-cruiser).
+  {
+    files: ['src/*/index.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'Program > :not(ExportNamedDeclaration[source])',
+          message: "An entry file only hands names on: `export { name } from './file.js'` (or `export type { ... }`); move the code into a file named for its job.",
+        },
+      ],
+    },
+  },
   // CommonJS configuration files (.dependency-cruiser.cjs).
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );
