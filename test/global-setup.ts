@@ -1,6 +1,10 @@
 /**
- * Vitest global setup: one nats-server (JetStream) and one database for the whole run,
+ * Vitest global setup: one nats-server (JetStream) and one database server for the whole run,
  * handed to tests through `inject('natsUrl' | 'pgUrl' | 'pgKind')`.
+ *
+ * On PostgreSQL, the run's template database is migrated here once, and each test file gets
+ * its own copy of it (test/harness/file-database.ts), which its `inject('pgUrl')` returns.
+ * On PGlite (one database, one session) every file shares the one database.
  *
  * Database, in order of preference:
  * 1. TEST_DATABASE_URL, if set (a real PostgreSQL you provide; tests share it);
@@ -16,6 +20,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../src/embedded/pglite.js';
 import { startTestNats } from './harness/nats.js';
+import { createTemplateDatabase, databasesWithPrefix, dropDatabases, newRunPrefix } from './harness/databases.js';
 import { startPostgresServer } from './harness/postgres-server.js';
 
 declare module 'vitest' {
@@ -23,6 +28,12 @@ declare module 'vitest' {
     natsUrl: string;
     pgUrl: string;
     pgKind: 'postgres' | 'pglite';
+    /** The server's maintenance URL, where per-file databases are created and dropped. */
+    pgServerUrl: string;
+    /** The migrated template each file's database is cloned from; '' when files share `pgUrl`. */
+    pgTemplate: string;
+    /** Prefix of every database this run creates. */
+    pgPrefix: string;
   }
 }
 
@@ -83,9 +94,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const db = await startDatabase();
     stops.push(db.stop);
 
+    const prefix = newRunPrefix();
+    let template = '';
+    if (db.kind === 'postgres') {
+      // Drop the template and any file's database left behind, even on a server we did not start.
+      stops.push(async () => dropDatabases(db.url, await databasesWithPrefix(db.url, prefix)));
+      try {
+        template = await createTemplateDatabase(db.url, prefix);
+      } catch (err) {
+        console.warn(`[test setup] Cannot create a template database (${err instanceof Error ? err.message : String(err)}); every test file shares ${db.url}.`);
+      }
+    }
+
     project.provide('natsUrl', natsUrl);
     project.provide('pgUrl', db.url);
     project.provide('pgKind', db.kind);
+    project.provide('pgServerUrl', db.url);
+    project.provide('pgTemplate', template);
+    project.provide('pgPrefix', prefix);
   } catch (err) {
     await teardown();
     throw err;

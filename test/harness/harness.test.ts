@@ -31,4 +31,22 @@ describe('test harness', () => {
       await sql.end();
     }
   });
+
+  it.skipIf(!inject('pgTemplate'))('gives this file its own database, migrated, cloned from the template', async () => {
+    const url = new URL(inject('pgUrl'));
+    expect(url.pathname).toMatch(new RegExp(`^/${inject('pgPrefix')}_harness_`));
+    expect(url.pathname).not.toBe(new URL(inject('pgServerUrl')).pathname);
+    const sql = postgres(inject('pgUrl'), { max: 1, onnotice: () => {} });
+    try {
+      const [{ db }] = await sql<{ db: string }[]>`SELECT current_database() AS db`;
+      expect(`/${db}`).toBe(url.pathname);
+      const migrations = await sql`SELECT name FROM schema_migrations`;
+      expect(migrations.length).toBeGreaterThan(0);
+      // No other file's rows: the clone starts from the template's empty tables.
+      const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM tasks`;
+      expect(n).toBe(0);
+    } finally {
+      await sql.end();
+    }
+  });
 });
