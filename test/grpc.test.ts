@@ -103,7 +103,11 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
     // ExecutionMetrics: latency, tokens, cache use, agents, mode.
     expect(s.metrics).toMatchObject({ agentsUsed: 1, mode: ExecutionMode.STANDARD, cacheHit: false });
     expect(s.metrics!.tokenUsage!.totalTokens).toBe(s.usage!.totalTokens);
-    expect(s.metrics!.latencyMs).toBeGreaterThanOrEqual(0n);
+    // Latency is the row's run time (started to completed), to the millisecond: a real
+    // offline run takes time, so 0 would mean the metric is not computed.
+    const [row] = await t.app.store.sql<{ started_at: Date; completed_at: Date }[]>`SELECT started_at, completed_at FROM tasks WHERE id = ${r.taskId}`;
+    expect(s.metrics!.latencyMs).toBe(BigInt(row!.completed_at.getTime() - row!.started_at.getTime()));
+    expect(s.metrics!.latencyMs).toBeGreaterThan(0n);
 
     const list = await orch.listTasks({ sessionId: session, limit: 10 });
     expect(list.totalCount).toBe(1);
