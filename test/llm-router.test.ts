@@ -337,13 +337,21 @@ describe('LlmRouter: calls, retries and fallback', () => {
   it('gives up at once when aborted during a backoff', async () => {
     server.setDefault({ type: 'error', status: 503 });
     const ac = new AbortController();
-    const slow = router(bothKeys, { retry: { baseMs: 10_000, capMs: 10_000, maxAttempts: 3 }, random: () => 0.99 });
+    let backingOff!: (delayMs: number) => void;
+    const inBackoff = new Promise<number>((r) => (backingOff = r));
+    const slow = router(bothKeys, {
+      retry: { baseMs: 10_000, capMs: 10_000, maxAttempts: 3 },
+      random: () => 0.99,
+      onBackoff: (b) => backingOff(b.delayMs),
+    });
     const p = rejection(slow.complete(request({ signal: ac.signal })));
-    await new Promise((r) => setTimeout(r, 100));
+    // The router is in its backoff wait once it says so: no guess of how long that takes.
+    expect(await inBackoff).toBe(9900);
     const t = Date.now();
     ac.abort();
     const err = await p;
-    expect(Date.now() - t).toBeLessThan(500);
+    // Well under the 9.9 s wait: the abort ended it, however loaded the machine is.
+    expect(Date.now() - t).toBeLessThan(5000);
     expect(err.message).toMatch(/aborted/);
     expect(server.requests).toHaveLength(1);
   });

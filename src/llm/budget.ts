@@ -5,8 +5,9 @@
  * events; 0 in the model layer (`BudgetedProvider`), which refuses the call the same way but
  * has no event stream to warn on.
  */
+import { LRUCache } from 'lru-cache';
 import { AppError, Code } from '../kernel/index.js';
-import type { LlmProvider, LlmRequest, LlmResult, LlmUsage } from './index.js';
+import type { LlmProvider, LlmRequest, LlmResult, LlmUsage } from './provider.js';
 import type { UsageStore } from './usage.js';
 
 /** Where threshold events go (a workflow's context); absent: counted silently. */
@@ -103,7 +104,8 @@ const round = (n: number) => Math.round(n * 1e6) / 1e6;
  */
 export class BudgetedProvider implements LlmProvider {
   readonly name: string;
-  private readonly tasks = new Map<string, Promise<Budget>>();
+  // Bounded: a task lives at most TASK_TIMEOUT_SECONDS, and one process sees many tasks.
+  private readonly tasks = new LRUCache<string, Promise<Budget>>({ max: 10_000 });
   constructor(
     private readonly inner: LlmProvider,
     private readonly limits: BudgetLimits,
@@ -122,8 +124,6 @@ export class BudgetedProvider implements LlmProvider {
         return budget;
       })();
       this.tasks.set(taskId, b);
-      // Forget tasks after a while: a task lives at most TASK_TIMEOUT_SECONDS.
-      if (this.tasks.size > 10_000) this.tasks.delete(this.tasks.keys().next().value!);
     }
     return b;
   }

@@ -29,9 +29,10 @@
 import { createHash } from 'node:crypto';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { kvKeys } from '../bus/index.js';
-import type { Logger } from '../kernel/index.js';
-import type { ChatMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall } from './index.js';
-import type { Embedder } from './router.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay, type Logger } from '../kernel/index.js';
+import type { Embedder } from './embeddings.js';
+import type { ChatMessage, LlmProvider, LlmRequest, LlmResult, LlmToolCall } from './provider.js';
 
 export interface CacheSettings {
   /** ENABLE_CACHE. */
@@ -381,12 +382,15 @@ export class LlmCache {
         return;
       } catch {
         // Another worker wrote first: read again and retry.
-        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+        await sleep(5 + backoffDelay(INDEX_RETRY, attempt + 1));
       }
     }
     this.opts.log?.warn({ key }, 'LLM cache index busy; entry not indexed for similarity');
   }
 }
+
+/** Spreads workers that lost the same compare-and-set apart. */
+const INDEX_RETRY = { baseMs: 20, capMs: 320 } as const;
 
 function parseIndex(e: KvEntry): IndexItem[] {
   try {

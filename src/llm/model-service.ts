@@ -8,7 +8,7 @@
 import http from 'node:http';
 import { TIERS, isTier, type Logger, type Tier } from '../kernel/index.js';
 import type { Catalogue, ModelEntry } from './catalogue.js';
-import { buildRouting, type LlmSettings, type Routing } from './router.js';
+import { buildRouting, type LlmSettings, type Routing } from './routing.js';
 
 /** A provider model entry of the spec. */
 /** A catalogue entry as the model service lists it. */
