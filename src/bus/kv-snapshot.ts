@@ -1,31 +1,11 @@
 /**
- * KV helpers for buckets whose settings matter.
- *
- * openBucket: a bucket created with its TTL, or, when it exists with another TTL (an older
- * version or another process's setting), updated to it: a lease's length or a pending entry's
- * life must be what this process was configured with, not what the first process was.
- *
- * kvSnapshot: every live entry of a KV bucket in one bounded pass: an ordered pull consumer over the
+ * Every live entry of a KV bucket in one bounded pass: an ordered pull consumer over the
  * bucket's stream (last message per key), read up to the stream's last sequence at the start.
  * Writes arriving meanwhile neither stall nor prolong the pass (the next pass sees them). The
  * KV client's own listings (`keys()`, `history()`) use a push consumer that ends only when
  * nothing is pending: under a steady stream of writes one was seen to take 40 s.
  */
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
-import { nanos, type NatsConnection } from '@nats-io/transport-node';
-
-export async function openBucket(nc: NatsConnection, jsm: JetStreamManager, name: string, o: { ttlMs: number; replicas?: number }): Promise<KV> {
-  const kvm = new Kvm(nc);
-  try {
-    return await kvm.create(name, { history: 1, replicas: o.replicas ?? 1, ttl: o.ttlMs });
-  } catch {
-    const kv = await kvm.open(name);
-    const info = await jsm.streams.info(`KV_${name}`);
-    if (info.config.max_age !== nanos(o.ttlMs)) await jsm.streams.update(`KV_${name}`, { ...info.config, max_age: nanos(o.ttlMs) });
-    return kv;
-  }
-}
 
 export interface KvSnapshotEntry {
   key: string;

@@ -1,0 +1,81 @@
+/**
+ * The bus: one NATS connection per process, with the topology ensured (topology.ts), the
+ * shared KV buckets opened and the pipelined publisher for events.
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '../kernel/index.js';
+import { PipelinedPublisher } from './publisher.js';
+import { ensureTopology, type CoreBuckets, type TopologySettings } from './topology.js';
+
+export interface BusOptions extends TopologySettings {
+  url: string;
+  name: string;
+}
+
+export interface Bus {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  kv: CoreBuckets;
+  /** Pipelined publisher for hot-path JetStream publishes (events). */
+  events: PipelinedPublisher;
+  /** False between a lost connection and the reconnect (publishes wait, requests fail). */
+  readonly connected: boolean;
+  /** Called after every reconnect (e.g. to catch up on what core subscriptions missed). */
+  onReconnect(fn: () => void): () => void;
+  close(): Promise<void>;
+}
+
+export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
+  // noAsyncTraces: no stack captured per request (every JetStream publish/ack is one).
+  // reconnectTimeWait: a restarted local server is back within a few hundred ms; the
+  // reconnect jitter keeps a fleet from arriving at once.
+  const nc = await connect({
+    servers: opts.url,
+    name: opts.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    pingInterval: 10_000,
+    maxPingOut: 2,
+    noAsyncTraces: true,
+  });
+  const reconnectHooks = new Set<() => void>();
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') log.warn({ nats: s.type }, 'nats connection status');
+      if (s.type === 'reconnect') {
+        for (const fn of reconnectHooks) {
+          try {
+            fn();
+          } catch (err) {
+            log.warn({ err }, 'reconnect hook failed');
+          }
+        }
+      }
+    }
+  })();
+  const jsm = await jetstreamManager(nc);
+  const js = jetstream(nc);
+  const kv = await ensureTopology(nc, jsm, opts);
+  const events = new PipelinedPublisher(nc);
+  return {
+    nc,
+    js,
+    jsm,
+    kv,
+    events,
+    // One view of the connection: the publisher's (it must know, to hold messages back).
+    get connected() {
+      return events.connected;
+    },
+    onReconnect(fn) {
+      reconnectHooks.add(fn);
+      return () => reconnectHooks.delete(fn);
+    },
+    async close() {
+      events.close();
+      await nc.drain().catch(() => nc.close());
+    },
+  };
+}

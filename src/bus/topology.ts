@@ -1,0 +1,134 @@
+/**
+ * The JetStream topology every role relies on: the streams, the shared durable consumers and
+ * the KV buckets. `ensureTopology` is idempotent and safe to run from every process at
+ * start-up: what is missing is created, and settings that differ from this process's
+ * configuration are updated (a retention, a TTL, an ack wait changed in configuration takes
+ * effect on the next start). Works with nats-server 2.9.10 (no 2.10+ features are used).
+ */
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { openBucket } from './buckets.js';
+import { upsertConsumer } from './durable-worker.js';
+import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
+
+/** The settings of the topology that come from configuration. */
+export interface TopologySettings {
+  replicas: number;
+  ackWaitMs: number;
+  maxDeliver: number;
+  eventsMaxAgeSeconds: number;
+  eventsMaxPerWorkflow: number;
+  idempotencyTtlSeconds: number;
+}
+
+/** The KV buckets every role shares. */
+export interface CoreBuckets {
+  journal: KV;
+  idempotency: KV;
+  control: KV;
+  ratelimit: KV;
+  leases: KV;
+  llmCache: KV;
+}
+
+/** How long an inbound channel message is kept in CHANNEL_INBOX. */
+export const CHANNEL_INBOX_MAX_AGE_MS = 24 * 3600 * 1000;
+/** De-duplication window of CHANNEL_INBOX (by the platform's event id). */
+export const CHANNEL_INBOX_DEDUPE_MS = 3600 * 1000;
+
+/** How long a cached LLM response is kept (LLM_CACHE bucket TTL). */
+export const LLM_CACHE_TTL_MS = 24 * 3600 * 1000;
+
+const WEEK_MS = 7 * 24 * 3600 * 1000;
+
+export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, o: TopologySettings): Promise<CoreBuckets> {
+  await ensureStreams(jsm, o);
+  const replicas = o.replicas;
+  const [journal, idempotency, control, ratelimit, leases, llmCache] = await Promise.all([
+    openBucket(nc, jsm, BUCKETS.journal, { replicas, ttlMs: WEEK_MS }),
+    openBucket(nc, jsm, BUCKETS.idempotency, { replicas, ttlMs: o.idempotencyTtlSeconds * 1000 }),
+    openBucket(nc, jsm, BUCKETS.control, { replicas, ttlMs: WEEK_MS }),
+    // Windows are at most an hour; counters expire on their own.
+    openBucket(nc, jsm, BUCKETS.ratelimit, { replicas, ttlMs: 2 * 3600 * 1000 }),
+    // A lease not renewed within one ack wait expires: its worker is gone.
+    openBucket(nc, jsm, BUCKETS.leases, { replicas, ttlMs: o.ackWaitMs }),
+    // Cached model answers live a day; the per-settings index is rewritten by every new entry.
+    openBucket(nc, jsm, BUCKETS.llmCache, { replicas, ttlMs: LLM_CACHE_TTL_MS }),
+  ]);
+  return { journal, idempotency, control, ratelimit, leases, llmCache };
+}
+
+/** Creates a stream, or updates the settings of an existing one that differ. */
+async function upsertStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    const info = await jsm.streams.info(cfg.name);
+    // Retention can't change on an existing stream; update what may.
+    const { retention: _r, storage: _s, ...mutable } = cfg;
+    const cur = info.config as unknown as Record<string, unknown>;
+    const changed = Object.entries(mutable).some(([k, v]) => JSON.stringify(cur[k]) !== JSON.stringify(v));
+    if (changed) await jsm.streams.update(cfg.name, { ...info.config, ...mutable });
+  } catch (err) {
+    if ((err as Error).name === 'StreamNotFoundError' || /stream not found/i.test((err as Error).message)) {
+      await jsm.streams.add(cfg);
+    } else throw err;
+  }
+}
+
+async function ensureStreams(jsm: JetStreamManager, o: TopologySettings): Promise<void> {
+  await upsertStream(jsm, {
+    name: STREAMS.tasks,
+    subjects: [subjects.taskStartAll],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    duplicate_window: nanos(2 * 60 * 1000),
+  });
+  await upsertStream(jsm, {
+    name: STREAMS.events,
+    subjects: [subjects.eventsAll],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(o.eventsMaxAgeSeconds * 1000),
+    max_msgs_per_subject: o.eventsMaxPerWorkflow,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(2 * 60 * 1000),
+    allow_direct: true,
+  });
+  await upsertStream(jsm, {
+    name: STREAMS.channelInbox,
+    subjects: [subjects.channelInboxAll],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(CHANNEL_INBOX_MAX_AGE_MS),
+    discard: DiscardPolicy.Old,
+    // Platform retries of one event (same event id) within an hour are stored once.
+    duplicate_window: nanos(CHANNEL_INBOX_DEDUPE_MS),
+  });
+  await upsertStream(jsm, {
+    name: STREAMS.channelOutbox,
+    subjects: [subjects.channelOutboxAll],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(CHANNEL_INBOX_MAX_AGE_MS),
+    duplicate_window: nanos(CHANNEL_INBOX_DEDUPE_MS),
+  });
+  await upsertConsumer(jsm, STREAMS.tasks, {
+    durable_name: CONSUMERS.workers,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(o.ackWaitMs),
+    max_deliver: o.maxDeliver,
+    max_ack_pending: 20_000,
+    deliver_policy: DeliverPolicy.All,
+  });
+  await upsertConsumer(jsm, STREAMS.events, {
+    durable_name: CONSUMERS.archiver,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(30_000),
+    max_ack_pending: 50_000,
+    deliver_policy: DeliverPolicy.All,
+  });
+}
