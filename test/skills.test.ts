@@ -8,8 +8,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppError, Code } from '../src/kernel/index.js';
-import { SkillFileError, compareSkillVersions, loadSkills, parseSkillFile } from '../src/skills/index.js';
+import { AppError, Code, compareVersions } from '../src/kernel/index.js';
+import { SkillFileError, loadSkills, parseSkillFile } from '../src/skills/index.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -91,7 +91,7 @@ describe('loadSkills', () => {
   it('a skill with only pre-releases has the highest one as latest', () => {
     const c = loadSkills(tmp({ 's/1.0.0-alpha.md': skill('s', '1.0.0-alpha'), 's/1.0.0-alpha.2.md': skill('s', '1.0.0-alpha.2') }));
     expect(c.get('s').version).toBe('1.0.0-alpha.2');
-    expect(compareSkillVersions('1.0.0-alpha.10', '1.0.0-alpha.2')).toBe(1);
+    expect(compareVersions('1.0.0-alpha.10', '1.0.0-alpha.2')).toBe(1);
   });
 
   it('unknown skills and versions are 400s with the documented messages (prototype names included)', () => {

@@ -8,11 +8,9 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppError, Code } from '../src/kernel/index.js';
+import { AppError, Code, compareVersions, latestVersion } from '../src/kernel/index.js';
 import {
   TemplateFileError,
-  compareVersions,
-  latestVersion,
   loadTemplates,
   planTemplate,
   renderTemplateString,

@@ -25,3 +25,4 @@ export type { RolePreset } from './roles.js';
 export { secretFileIn } from './secret-file.js';
 export { backoffDelay } from './backoff.js';
 export type { Backoff } from './backoff.js';
+export { MAX_VERSION_LENGTH, compareVersions, isPrerelease, isVersion, latestVersion } from './version.js';

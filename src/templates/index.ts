@@ -1,6 +1,7 @@
 /**
  * Workflow templates (config/templates, TEMPLATES_DIR): versioned step pipelines a task
- * selects with `template` / `template_version`. The file format is described in model.ts.
+ * selects with `template` / `template_version`. The file format is described in parse.ts;
+ * versions follow the kernel's version rules (shared with skills).
  *
  * - loadTemplates(dir): the catalogue, every file validated strictly at start-up;
  * - catalog.get(name, version?) (latest when absent), .list() (the ListTemplates summaries);
@@ -10,12 +11,8 @@
  */
 export { loadTemplates } from './load.js';
 export {
-  MAX_STEPS,
-  MAX_TEMPLATE_BYTES,
   STEP_TYPES,
   TemplateFileError,
-  createTemplateCatalog,
-  parseTemplateFile,
   type LlmStep,
   type Template,
   type TemplateCatalog,
@@ -25,11 +22,12 @@ export {
   type TextStep,
   type ToolStep,
 } from './model.js';
+export { MAX_STEPS, MAX_TEMPLATE_BYTES, parseTemplateFile } from './parse.js';
+export { createTemplateCatalog } from './catalog.js';
+export { placeholderText, renderTemplateString } from './placeholders.js';
 export {
   modelSteps,
-  placeholderText,
   planTemplate,
-  renderTemplateString,
   requiresModel,
   type PlannedLlmStep,
   type PlannedStep,
@@ -38,5 +36,4 @@ export {
   type StepOutputs,
   type TemplateInput,
   type TemplatePlan,
-} from './render.js';
-export { MAX_VERSION_LENGTH, compareVersions, isPrerelease, isVersion, latestVersion } from './version.js';
+} from './plan.js';

@@ -2,7 +2,9 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../config/index.js';
-import { createTemplateCatalog, parseTemplateFile, type Template, type TemplateCatalog } from './model.js';
+import { createTemplateCatalog } from './catalog.js';
+import type { Template, TemplateCatalog } from './model.js';
+import { parseTemplateFile } from './parse.js';
 
 /**
  * Every `*.yaml` / `*.yml` file directly in `dir` (names starting with `.` are skipped; other

@@ -1,9 +1,13 @@
 /**
- * Version strings of templates (and, with a twin in skills/, of skills): semver-like,
- * `MAJOR[.MINOR[.PATCH]][-PRERELEASE]`, numbers without leading zeros, no build metadata
- * (it would make two different strings equal in precedence). Missing parts count as 0, so
- * `1.1` and `1.1.0` are the same version (a catalogue refuses to hold both).
+ * Version strings of templates and skills: semver-like, `MAJOR[.MINOR[.PATCH]][-PRERELEASE]`,
+ * numbers without leading zeros, no build metadata (it would make two different strings equal
+ * in precedence). Missing parts count as 0, so `1.1` and `1.1.0` are the same version (a
+ * catalogue refuses to hold both).
+ *
+ * Pre-release precedence is the `semver` package's. The release numbers are compared here, as
+ * decimal strings: this format allows numbers beyond 2^53, which `semver` refuses.
  */
+import { SemVer } from 'semver';
 
 /** At most this many characters: keeps keys and URLs short and comparisons cheap. */
 export const MAX_VERSION_LENGTH = 64;
@@ -12,24 +16,25 @@ const VERSION_RE = /^(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:\.(0|[1-9]\d*))?(?:-([0-9
 
 interface Parsed {
   nums: [string, string, string];
-  pre: string[];
+  /** The pre-release as a version of its own (0.0.0-PRE, or 0.0.0 for a release). */
+  pre: SemVer;
 }
 
 function parse(v: string): Parsed | undefined {
   if (v.length > MAX_VERSION_LENGTH) return undefined;
   const m = VERSION_RE.exec(v);
   if (!m) return undefined;
-  return { nums: [m[1], m[2] ?? '0', m[3] ?? '0'], pre: m[4] ? m[4].split('.') : [] };
+  // loose: a numeric identifier with leading zeros ("rc.01") is accepted here and counts as its number.
+  return { nums: [m[1], m[2] ?? '0', m[3] ?? '0'], pre: new SemVer(m[4] ? `0.0.0-${m[4]}` : '0.0.0', { loose: true }) };
 }
 
-/** True for a version string this catalogue accepts. */
+/** True for a version string that templates and skills accept. */
 export function isVersion(v: unknown): v is string {
   return typeof v === 'string' && parse(v) !== undefined;
 }
 
 /** Decimal strings without leading zeros, compared as numbers of any size. */
 const cmpNum = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
-const NUMERIC = /^\d+$/;
 
 /**
  * Version order (semver precedence): numbers part by part; a pre-release sorts before its
@@ -46,23 +51,11 @@ export function compareVersions(a: string, b: string): number {
     const c = cmpNum(pa.nums[i], pb.nums[i]);
     if (c !== 0) return Math.sign(c);
   }
-  if (pa.pre.length === 0 || pb.pre.length === 0) return pa.pre.length === pb.pre.length ? 0 : pa.pre.length === 0 ? 1 : -1;
-  for (let i = 0; i < Math.min(pa.pre.length, pb.pre.length); i++) {
-    const x = pa.pre[i];
-    const y = pb.pre[i];
-    const xn = NUMERIC.test(x);
-    const yn = NUMERIC.test(y);
-    let c: number;
-    if (xn && yn) c = cmpNum(x.replace(/^0+(?=\d)/, ''), y.replace(/^0+(?=\d)/, ''));
-    else if (xn !== yn) c = xn ? -1 : 1;
-    else c = x < y ? -1 : x > y ? 1 : 0;
-    if (c !== 0) return Math.sign(c);
-  }
-  return Math.sign(pa.pre.length - pb.pre.length);
+  return pa.pre.comparePre(pb.pre);
 }
 
 /** True for a pre-release version (`1.0.0-rc.1`). */
-export const isPrerelease = (v: string): boolean => (parse(v)?.pre.length ?? 0) > 0;
+export const isPrerelease = (v: string): boolean => (parse(v)?.pre.prerelease.length ?? 0) > 0;
 
 /**
  * The version "latest" means: the highest release, or the highest pre-release when there is
