@@ -7,12 +7,17 @@
  * and the port actually bound is read back from the ports file the server writes once it
  * listens. `stop()` sends SIGTERM (JetStream flushes and shuts down cleanly), and SIGKILL
  * if the process has not exited 5 s later.
+ *
+ * The server runs in a process group of its own, so that only its parent decides when it
+ * stops; a watchdog (watchdog.ts) stops it when the parent ends without having done so.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect as netConnect } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { watchOverChild } from './watchdog.js';
 
 export const NATS_SERVER_NOT_FOUND_MESSAGE =
   'nats-server not found: install it with `apt-get install nats-server` (Debian/Ubuntu) or put the binary on PATH, or set NATS_URL to an existing server with JetStream';
@@ -171,8 +176,6 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((done) => {
@@ -202,7 +205,12 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
     renderConfig({ host, port: requestedPort, storeDir, portsDir, maxPayload: opts.maxPayload ?? DEFAULT_MAX_PAYLOAD, syncInterval: opts.syncInterval }),
   );
 
-  const child = spawn(binary, ['-c', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Detached: a signal to the service's process group (systemd's KillMode, Ctrl-C) must not
+  // stop the server under a service that is still draining into it; the service stops it last,
+  // and the watchdog stops it if the service ends in any other way.
+  const argv = [binary, '-c', configPath];
+  const child = spawn(binary, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const watchdog = child.pid !== undefined ? watchOverChild(child, argv, STOP_GRACE_MS) : undefined;
   // nats-server logs to stderr; keep the tail for error reports, never let the pipe fill up.
   let stderrTail = '';
   child.stderr?.setEncoding('utf8');
@@ -219,6 +227,7 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
       child.kill('SIGKILL');
       await waitForExit(child, 2000);
     }
+    watchdog?.dismiss();
     if (stderrTail) logger?.warn({ stderr: stderrTail }, `nats-server output (${binary})`);
     const tail = stderrTail.trim().split('\n').slice(-5).join('\n');
     throw new Error(`nats-server failed to start: ${reason}${tail ? `\n${tail}` : ''}`);
@@ -248,6 +257,8 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
     if (child.exitCode !== null || child.signalCode !== null) done(child.exitCode ?? child.signalCode!);
     else child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown'));
   });
+  // Gone, for whatever reason: nothing left to watch (and its pid may be reused).
+  void exited.then(() => watchdog?.dismiss());
   let stopping: Promise<void> | undefined;
   return {
     url,
@@ -271,101 +282,4 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
       return stopping;
     },
   };
-}
-
-export interface SupervisedNatsServer {
-  /** Stable across restarts: the same host and port. */
-  url: string;
-  port: number;
-  /** The pid of the current process. */
-  readonly pid: number;
-  stop(): Promise<void>;
-}
-
-export interface NatsSupervisorLogger extends NatsServerLogger {
-  error: (...args: any[]) => void;
-}
-
-/**
- * The embedded nats-server, supervised: when the child exits without stop() having been
- * called, it is started again on the same port and store directory (JetStream recovers its
- * streams, consumers and buckets from there), retrying with backoff (100 ms doubling to
- * 5 s) until it is up or stop() is called. Clients reconnect to the same URL on their own.
- */
-export async function startSupervisedNatsServer(opts: StartNatsServerOptions & { logger: NatsSupervisorLogger }): Promise<SupervisedNatsServer> {
-  // A parent killed with SIGKILL leaves its child running on the store: stop that one first
-  // (two servers on one store directory would corrupt it).
-  const pidFile = join(resolve(opts.storeDir), 'nats-server.pid');
-  await stopOrphan(pidFile, opts.logger);
-  let current = await startNatsServer(opts);
-  await writeFile(pidFile, String(current.pid));
-  const port = current.port;
-  const log = opts.logger;
-  let stopped = false;
-  let restarts = 0;
-  const watch = (h: NatsServerHandle): void => {
-    void h.exited.then(async (how) => {
-      if (stopped) return;
-      log.error({ pid: h.pid, exit: how }, 'embedded nats-server exited unexpectedly; restarting it on the same store');
-      for (let delay = 100; !stopped; delay = Math.min(delay * 2, 5000)) {
-        try {
-          const next = await startNatsServer({ ...opts, port });
-          if (stopped) {
-            await next.stop();
-            return;
-          }
-          current = next;
-          restarts++;
-          await writeFile(pidFile, String(next.pid)).catch(() => {});
-          log.warn({ pid: next.pid, restarts }, 'embedded nats-server restarted');
-          watch(next);
-          return;
-        } catch (err) {
-          log.error({ err }, `embedded nats-server restart failed; retrying in ${delay} ms`);
-          await sleep(delay);
-        }
-      }
-    });
-  };
-  watch(current);
-  return {
-    url: current.url,
-    port,
-    get pid() {
-      return current.pid;
-    },
-    async stop() {
-      stopped = true;
-      await current.stop();
-      await rm(pidFile, { force: true });
-    },
-  };
-}
-
-/** Stops a nats-server left running by a previous process of this service on the same store. */
-async function stopOrphan(pidFile: string, log: NatsServerLogger): Promise<void> {
-  const pid = Number(await readFile(pidFile, 'utf8').catch(() => ''));
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  if (!cmd.includes('nats-server')) return;
-  log.warn({ pid }, 'stopping a nats-server left running on this store by an earlier process');
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  for (let i = 0; i < 50; i++) {
-    await sleep(100);
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-  }
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    /* gone */
-  }
-  await sleep(100);
 }
