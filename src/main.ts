@@ -1,10 +1,12 @@
 /**
  * Entry point: `npm start`. Foreground process; SIGTERM/SIGINT shut it down cleanly
- * (in-flight workflows are handed back to the work queue for another worker).
+ * (in-flight workflows are handed back to the work queue for another worker), whether sent to
+ * this process or to its whole process group (systemd, Ctrl-C): the embedded nats-server is
+ * outside that group and stops last, after the service has drained.
  */
 import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger, resolveLogFormat } from './kernel/index.js';
-import { startApp, startupBanner, VERSION } from './app/index.js';
+import { startApp, startupBanner, VERSION, type App } from './app/index.js';
 
 async function main(): Promise<void> {
   let cfg;
@@ -19,19 +21,14 @@ async function main(): Promise<void> {
   }
   const format = resolveLogFormat(cfg.logFormat);
   const log = createLogger({ level: cfg.logLevel, format });
-  const app = await startApp(cfg, log);
-  log.info(
-    { roles: [...cfg.roles], gateway: app.gatewayPort, grpc: app.grpcPort, llm: cfg.llm.provider },
-    app.gatewayPort ? `ready: http://localhost:${app.gatewayPort}` : 'ready',
-  );
-  // A person at a terminal gets the essentials in one place; JSON consumers have the line above.
-  if (format === 'pretty') {
-    process.stdout.write(startupBanner(cfg, app, VERSION, process.stdout.isTTY === true && process.stdout.hasColors?.() === true));
-  }
-  let stopping = false;
+  // Listened for from the start: a signal during start-up stops the service once it is up
+  // (startApp undoes a failed start itself), instead of killing it half-started.
+  let app: App | undefined = undefined;
+  let signalled: string | undefined;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    if (signalled) return;
+    signalled = signal;
+    if (!app) return; // stopped right after start-up
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown took longer than 20 s; exiting');
@@ -44,6 +41,20 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  app = await startApp(cfg, log);
+  log.info(
+    { roles: [...cfg.roles], gateway: app.gatewayPort, grpc: app.grpcPort, llm: cfg.llm.provider },
+    app.gatewayPort ? `ready: http://localhost:${app.gatewayPort}` : 'ready',
+  );
+  // A person at a terminal gets the essentials in one place; JSON consumers have the line above.
+  if (format === 'pretty') {
+    process.stdout.write(startupBanner(cfg, app, VERSION, process.stdout.isTTY === true && process.stdout.hasColors?.() === true));
+  }
+  if (signalled) {
+    const signal = signalled;
+    signalled = undefined;
+    await stop(signal);
+  }
 }
 
 main().catch((err) => {

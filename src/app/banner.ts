@@ -5,7 +5,7 @@
  * machine-readable equivalent.
  */
 import { resolve } from 'node:path';
-import type { App } from './index.js';
+import type { App } from './types.js';
 import type { Config } from '../config/index.js';
 
 /** host:port of a connection URL, without credentials. */

@@ -1,0 +1,128 @@
+/**
+ * Opens what the roles of one process share (AppContext): the embedded servers when not
+ * configured, the database (migrated) and the bus, the model layer, the catalogues, the tool
+ * registry, the internal RPC token and the way to the orchestrator. Everything opened is
+ * registered on `teardown`, which closes it after the roles have stopped.
+ */
+import { resolve } from 'node:path';
+import { createRouterTransport, type Transport } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { connectBus } from '../bus/index.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../kernel/index.js';
+import { BudgetedProvider, UsageStore, type LlmProvider } from '../llm/index.js';
+import { clientAuthInterceptor } from '../rpc/index.js';
+import { sessionRegistry } from '../sessions/index.js';
+import { loadSkills } from '../skills/index.js';
+import { connectSql, migrate } from '../store/index.js';
+import { TaskStore } from '../tasks/index.js';
+import { loadTemplates } from '../templates/index.js';
+import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
+import { Workspace } from '../workspace/index.js';
+import { startBackends } from './embedded.js';
+import { createLlm } from './llm-stack.js';
+import { internalRpcTokenOf } from './secrets.js';
+import { shipped } from './shipped.js';
+import type { Teardown } from './teardown.js';
+import type { App, AppContext, BudgetLimits } from './types.js';
+
+export async function openContext(
+  cfg: Config,
+  log: Logger,
+  teardown: Teardown,
+  stop: () => Promise<void>,
+  overrides: { llm?: LlmProvider },
+): Promise<AppContext> {
+  const dataDir = resolve(cfg.dataDir);
+  const backends = await startBackends(cfg, dataDir, log, teardown);
+  const sql = connectSql(backends.databaseUrl, { max: backends.maxConnections, log });
+  const sessions = sessionRegistry(sql);
+  const store = new TaskStore(sql, sessions);
+  teardown.push(() => store.close());
+  await migrate(sql, log);
+
+  const bus = await connectBus(
+    {
+      url: backends.natsUrl,
+      name: `taskorch-${cfg.instanceId}`,
+      replicas: cfg.nats.replicas,
+      ackWaitMs: cfg.worker.ackWaitMs,
+      maxDeliver: cfg.worker.maxDeliver,
+      eventsMaxAgeSeconds: cfg.streaming.eventsMaxAgeSeconds,
+      eventsMaxPerWorkflow: Math.max(cfg.streaming.eventsMaxPerWorkflow, 1),
+      idempotencyTtlSeconds: cfg.idempotencyTtlSeconds,
+    },
+    log,
+  );
+  teardown.push(() => bus.close());
+
+  const app: App = { bus, store, natsUrl: backends.natsUrl, embeddedNats: backends.embeddedNats, databaseUrl: backends.databaseUrl, stop };
+  const usage = new UsageStore(sql, log);
+  const llmStack = createLlm(cfg, bus, log);
+  app.llmRouter = llmStack.router;
+  // Workflow templates and skills, read once (a bad file stops start-up naming it).
+  const templates = loadTemplates(shipped(cfg.catalogs.templatesDir, './config/templates'));
+  const skills = loadSkills(shipped(cfg.catalogs.skillsDir, './config/skills'));
+  const budgetLimits: BudgetLimits = {
+    maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
+    maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
+    tokensPerAgent: cfg.budgets.tokensPerAgent || undefined,
+    tokensPerTask: cfg.budgets.tokensPerTask || undefined,
+  };
+  // LLM_DISABLE_BUDGETS=0: the model layer enforces the budgets instead of the workflow.
+  const base = overrides.llm ?? llmStack.llm;
+  const llm = cfg.budgets.inWorkflow ? base : new BudgetedProvider(base, budgetLimits, usage);
+
+  let tools: ToolRegistry | undefined;
+  if (cfg.roles.has('worker') || cfg.roles.has('gateway') || cfg.roles.has('agent')) {
+    const toolUsage = new ToolUsageStore(sql, log);
+    const registry = new ToolRegistry(builtinTools(cfg.tools, { workspace: new Workspace(resolve(cfg.workspace.root)) }), {
+      rateLimits: cfg.tools.rateLimits,
+      rateKv: bus.kv.ratelimit,
+      log,
+      onUsage: (u) => toolUsage.record(u),
+    });
+    tools = registry;
+    teardown.push(() => registry.close());
+  }
+
+  let rpcToken: string | undefined;
+  const internalRpcToken = () => (rpcToken ??= internalRpcTokenOf(cfg, dataDir, log));
+  const rpc: AppContext['rpc'] = { interceptors: [] };
+  // ORCHESTRATOR_URL over gRPC; in the same process, Connect's in-memory transport (full
+  // serialisation, no sockets); else localhost. Asked for after the orchestrator role started.
+  let transport: Transport | undefined;
+  const orchestratorTransport = (): Transport => {
+    const interceptors = [clientAuthInterceptor(internalRpcToken())];
+    return (transport ??= cfg.gateway.orchestratorUrl
+      ? createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl, interceptors })
+      : rpc.routes
+        ? createRouterTransport(rpc.routes, { router: { interceptors: rpc.interceptors }, transport: { interceptors } })
+        : createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}`, interceptors }));
+  };
+
+  return {
+    cfg,
+    log,
+    dataDir,
+    app,
+    bus,
+    store,
+    sql,
+    sessions,
+    usage,
+    llmStack,
+    llm,
+    budgetLimits,
+    templates,
+    skills,
+    catalogs: {
+      template: (name, version) => templates.get(name, version).version,
+      skill: (name, version) => skills.get(name, version).version,
+    },
+    tools,
+    internalRpcToken,
+    rpc,
+    orchestratorTransport,
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * What the roles of one process share (AppContext), the shape of a role (RoleStart), and what
+ * startApp hands back (App).
+ */
+import type { Interceptor, ConnectRouter, Transport } from '@connectrpc/connect';
+import type { Bus } from '../bus/index.js';
+import type { Config } from '../config/index.js';
+import type { DaemonHub } from '../daemon/index.js';
+import type { SupervisedNatsServer } from '../embedded/index.js';
+import type { Gateway } from '../gateway/index.js';
+import type { Logger } from '../kernel/index.js';
+import type { Catalogue, LlmProvider, LlmRouter, UsageStore } from '../llm/index.js';
+import type { Reconciler, Worker } from '../runtime/index.js';
+import type { sessionRegistry } from '../sessions/index.js';
+import type { loadSkills } from '../skills/index.js';
+import type { Sql } from '../store/index.js';
+import type { TaskStore } from '../tasks/index.js';
+import type { loadTemplates } from '../templates/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+
+export interface App {
+  bus: Bus;
+  store: TaskStore;
+  gateway?: Gateway;
+  worker?: Worker;
+  reconciler?: Reconciler;
+  grpcPort?: number;
+  /** AgentService's port (role agent; AGENT_GRPC_PORT). */
+  agentPort?: number;
+  gatewayPort?: number;
+  /** The daemon connections of this process (role gateway). */
+  daemon?: DaemonHub;
+  /** The model router (tier shares, model choice checks). */
+  llmRouter?: LlmRouter;
+  /** The internal model service's port (role llm). */
+  modelServicePort?: number;
+  /** GATEWAY_HEALTH_PORT's listener, when set. */
+  healthPort?: number;
+  natsUrl: string;
+  /** The supervised embedded nats-server, when NATS_URL is unset. */
+  embeddedNats?: SupervisedNatsServer;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** The per-request and per-agent token and cost ceilings (unset: no limit). */
+export interface BudgetLimits {
+  maxTokensPerRequest?: number;
+  maxCostPerRequest?: number;
+  tokensPerAgent?: number;
+  tokensPerTask?: number;
+}
+
+/**
+ * What the roles of one process share: opened once before the first role starts, closed
+ * after the last one stopped.
+ */
+export interface AppContext {
+  cfg: Config;
+  log: Logger;
+  /** DATA_DIR, absolute. */
+  dataDir: string;
+  /** The App being started: roles write their ports and handles into it. */
+  app: App;
+  bus: Bus;
+  store: TaskStore;
+  sql: Sql;
+  sessions: ReturnType<typeof sessionRegistry>;
+  /** The one writer of model-call records (llm_calls) of this process. */
+  usage: UsageStore;
+  /** The model layer as configured (router, cache)... */
+  llmStack: { llm: LlmProvider; router: LlmRouter; catalogue: Catalogue };
+  /** ...and what workflows and services call: the stack, or a test's override, behind the budgets when the model layer enforces them. */
+  llm: LlmProvider;
+  budgetLimits: BudgetLimits;
+  templates: ReturnType<typeof loadTemplates>;
+  skills: ReturnType<typeof loadSkills>;
+  /** Versions of templates and skills by name, for the orchestrator's checks at submission. */
+  catalogs: { template(name: string, version?: string): string; skill(name: string, version?: string): string };
+  /** One tool registry for the workflows, the agent service and the /api/v1/tools routes (roles worker, agent, gateway). */
+  tools?: ToolRegistry;
+  /** The internal RPC token (configured, or generated once in DATA_DIR); asked for only by roles that use it. */
+  internalRpcToken(): string;
+  /** The orchestrator's Connect routes and server interceptors, when that role runs in this process. */
+  rpc: { routes?: (r: ConnectRouter) => void; interceptors: Interceptor[] };
+  /** How this process reaches the orchestrator (in memory, ORCHESTRATOR_URL, or localhost). */
+  orchestratorTransport(): Transport;
+}
+
+/** Stops what a role started; resolves once it is stopped. */
+export type RoleStop = () => Promise<void>;
+
+/** Starts a role on the shared context; resolves to its stop once it runs. */
+export type RoleStart = (ctx: AppContext) => Promise<RoleStop>;
