@@ -12,11 +12,16 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+/**
+ * `detached`: the service leads a process group of its own, as under systemd or a shell's job
+ * control, so that a test can signal the whole group (`process.kill(-pid, ...)`).
+ */
+export async function startServiceProcess(env: Record<string, string>, opts: { detached?: boolean } = {}): Promise<ServiceProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', LLM_SERVICE_PORT: '0', AGENT_GRPC_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.detached === true,
   });
   const logs: string[] = [];
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];

@@ -1,0 +1,145 @@
+/**
+ * A signal to the service's whole process group (systemd's default KillMode=control-group, a
+ * terminal's Ctrl-C) on the embedded defaults, under load: the service drains and exits 0, the
+ * embedded nats-server is neither restarted nor left behind (nothing whose command line names
+ * the data folder outlives the service), and every task the gateway accepted reaches a
+ * terminal state once the service runs again on the same data folder.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TERMINAL_STATUSES } from '../src/kernel/index.js';
+import { json, waitFor } from './helpers/app.js';
+import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'taskorch-pgroup-'));
+const started: ServiceProcess[] = [];
+afterAll(() => {
+  // A failed assertion must not leave a service group running behind the test.
+  for (const p of started) if (p.proc.exitCode === null && p.proc.pid) tryKill(-p.proc.pid);
+  for (const { pid } of processesNaming(dataDir)) tryKill(pid);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function tryKill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
+}
+
+/** Pids of the live processes whose command line mentions `dir` (zombies have none). */
+function processesNaming(dir: string): { pid: number; cmd: string }[] {
+  const found: { pid: number; cmd: string }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let cmd: string;
+    try {
+      cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      continue; // exited while listed
+    }
+    if (cmd.includes(dir)) found.push({ pid: Number(name), cmd });
+  }
+  return found;
+}
+
+const env = {
+  DATA_DIR: dataDir,
+  GATEWAY_PORT: '0',
+  ORCHESTRATOR_GRPC_PORT: '0',
+  LLM_SERVICE_PORT: '0',
+  AGENT_GRPC_PORT: '0',
+  GATEWAY_HOST: '127.0.0.1',
+  GRPC_HOST: '127.0.0.1',
+};
+
+async function start(): Promise<{ p: ServiceProcess; base: string }> {
+  const p = await startServiceProcess(env, { detached: true });
+  started.push(p);
+  const line = await p.waitForLog(/"msg":"ready/);
+  return { p, base: `http://127.0.0.1:${(JSON.parse(line) as { gateway: number }).gateway}` };
+}
+
+/**
+ * Submits tasks from a few concurrent clients until `stop()`; returns the ids the gateway
+ * accepted (answered 2xx). Refused or cut-off requests are not accepted tasks.
+ */
+function load(base: string) {
+  const accepted: string[] = [];
+  let running = true;
+  const client = async (n: number) => {
+    for (let i = 0; running; i++) {
+      try {
+        const r = await fetch(`${base}/api/v1/tasks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: `group signal ${n}.${i}` }),
+        });
+        if (r.ok) accepted.push((await json(r)).task_id as string);
+        else await r.text();
+      } catch {
+        await new Promise((res) => setTimeout(res, 20)); // the gateway is gone or going
+      }
+    }
+  };
+  const clients = Promise.all([0, 1, 2, 3].map(client));
+  return {
+    accepted,
+    async stop() {
+      running = false;
+      await clients;
+    },
+  };
+}
+
+/** Every task in `ids` reaches a terminal status on the service at `base`. */
+async function allTerminal(base: string, ids: string[]): Promise<void> {
+  const open = new Set(ids);
+  await waitFor(
+    async () => {
+      for (const id of [...open]) {
+        const b = await json(await fetch(`${base}/api/v1/tasks/${id}`));
+        if ((TERMINAL_STATUSES as readonly string[]).includes(b.status)) open.delete(id);
+      }
+      return open.size === 0;
+    },
+    60_000,
+    200,
+  ).catch(() => {
+    throw new Error(`tasks not terminal after a restart: ${[...open].join(', ')}`);
+  });
+}
+
+/** Signals the service's group while `load` runs; the service must drain and leave nothing. */
+async function signalGroupUnderLoad(p: ServiceProcess, base: string, signal: NodeJS.Signals): Promise<string[]> {
+  const l = load(base);
+  // Load first: the signal lands while tasks are being accepted, queued and run.
+  await waitFor(async () => l.accepted.length >= 20, 30_000);
+  process.kill(-p.proc.pid!, signal);
+  const code = await p.exited;
+  await l.stop();
+  expect(code).toBe(0);
+  expect(p.logs.filter((line) => /restart/i.test(line))).toEqual([]);
+  expect(processesNaming(dataDir)).toEqual([]);
+  return l.accepted;
+}
+
+describe('a signal to the whole process group', () => {
+  it('drains, stops the embedded nats-server after the service, leaves nothing running, and loses no accepted task', async () => {
+    let s = await start();
+    const first = await signalGroupUnderLoad(s.p, s.base, 'SIGTERM');
+
+    s = await start();
+    await allTerminal(s.base, first);
+    const second = await signalGroupUnderLoad(s.p, s.base, 'SIGINT');
+
+    s = await start();
+    await allTerminal(s.base, second);
+    process.kill(-s.p.proc.pid!, 'SIGTERM');
+    expect(await s.p.exited).toBe(0);
+    expect(processesNaming(dataDir)).toEqual([]);
+  }, 240_000);
+});
