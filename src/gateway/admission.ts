@@ -6,6 +6,7 @@
  * concurrent requests with the same key get one task and the same reply).
  */
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { Bus } from '../bus/index.js';
 import { AppError, Code, badRequest, unavailable, type Logger, type Principal } from '../kernel/index.js';
@@ -127,7 +128,7 @@ export class Idempotency {
   async awaitReply(kvKey: string): Promise<Reply> {
     const end = Date.now() + 10_000;
     while (Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       const e = await this.bus.kv.idempotency.get(kvKey).catch(() => null);
       if (!e || e.operation !== 'PUT') break; // the first request failed; nothing cached
       const text = dec.decode(e.value);

@@ -7,15 +7,15 @@
  * unknown channel's webhook answers 404.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
-import type { ChannelService, Owner } from '../channels/index.js';
+import type { Owner } from '../channels/index.js';
 import type { Principal } from '../kernel/index.js';
 import { parseJsonBody, route } from './http.js';
 import { admitted, type RouteDeps } from './route-deps.js';
 
 const ownerOf = (p: Principal): Owner => ({ userId: p.userId ?? null, tenantId: p.tenantId ?? null });
 
-export function registerChannelRoutes(app: TemplatedApp, d: RouteDeps & { channels: ChannelService }): void {
-  const { store } = d.channels;
+export function registerChannelRoutes(app: TemplatedApp, d: RouteDeps): void {
+  const { store } = d.domains.channels;
   route(
     app,
     'post',
@@ -61,7 +61,7 @@ export function registerChannelRoutes(app: TemplatedApp, d: RouteDeps & { channe
     app,
     'post',
     '/api/v1/channels/:id/webhook',
-    async (req) => ({ status: 200, body: await d.channels.webhook(req.params[0]!, req.headers, req.body ?? Buffer.alloc(0)) }),
+    async (req) => ({ status: 200, body: await d.domains.channels.webhook(req.params[0]!, req.headers, req.body ?? Buffer.alloc(0)) }),
     d.ctx,
     {
       body: true,

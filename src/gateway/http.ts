@@ -241,12 +241,26 @@ export function errorReply(err: unknown, log: Logger): Reply {
   return { status, headers, body: { error: app.isPublic ? app.message : 'Internal server error' } };
 }
 
-export type Handler = (req: Req) => Promise<Reply> | Reply;
+/** What a route's handler may reach beyond the request: the response, for one that streams. */
+export interface RouteIo {
+  res: HttpResponse;
+  /** `aborted` once the client is gone; `onAbort` (set by a handler) is then called once. */
+  state: { aborted: boolean; onAbort?: () => void };
+  /** The CORS headers of this request (a handler that writes its own head sends them). */
+  cors: Record<string, string>;
+}
+
+/** Answers with a Reply, or with undefined when it wrote (or is writing) the response itself. */
+export type Handler = (req: Req, io: RouteIo) => Promise<Reply | undefined> | Reply | undefined;
 
 export interface RouteOptions {
   /** Read and buffer the request body (POST/PUT/PATCH). */
   body?: boolean;
   bodyLimit?: number;
+  /** How failures are answered (default: the gateway's `{error: <message>}`). */
+  errors?: (err: unknown, log: Logger) => Reply;
+  /** The CORS headers of a request (default: the policy's). */
+  cors?: (req: Req) => Record<string, string>;
 }
 
 /** Registers a JSON route. Pattern parameters (":id") arrive in req.params in order. */
@@ -259,24 +273,26 @@ export function route(
   opts: RouteOptions = {},
 ): void {
   const paramCount = (pattern.match(/:/g) ?? []).length;
+  const fail = opts.errors ?? errorReply;
   app[method](pattern, (res, rawReq) => {
-    const state = { aborted: false };
+    const state: RouteIo['state'] = { aborted: false };
     res.onAborted(() => {
       state.aborted = true;
+      state.onAbort?.();
     });
     const req = copyRequest(rawReq, paramCount);
-    const cors = corsHeaders(ctx.cors, req.headers.origin);
+    const cors = opts.cors ? opts.cors(req) : corsHeaders(ctx.cors, req.headers.origin);
     const bodyP = opts.body ? readBody(res, opts.bodyLimit ?? MAX_JSON_BODY, state) : undefined;
     void (async () => {
-      let reply: Reply;
+      let reply: Reply | undefined;
       try {
         if (bodyP) req.body = await bodyP;
         if (req.invalid) throw badRequest(req.invalid);
-        reply = await handler(req);
+        reply = await handler(req, { res, state, cors });
       } catch (err) {
-        reply = errorReply(err, ctx.log);
+        reply = fail(err, ctx.log);
       }
-      if (!state.aborted) writeReply(res, reply, cors);
+      if (reply && !state.aborted) writeReply(res, reply, cors);
     })();
   });
 }

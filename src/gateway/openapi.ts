@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
 import { channelPaths } from './channel-routes.js';
-import { openAiPaths, openAiSchemas } from './openai-shapes.js';
+import { openAiPaths, openAiSchemas } from './openai/openapi.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -1,9 +1,12 @@
-/** What a route module gets from the gateway: admission (auth + rate limit), data, config. */
+/** What a route module gets from the gateway: admission (auth + rate limit), the domains it serves, config. */
 import type { Client } from '@connectrpc/connect';
 import type { Bus } from '../bus/index.js';
+import type { ChannelService } from '../channels/index.js';
 import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
-import type { Logger, Principal } from '../kernel/index.js';
-import type { TaskStore } from '../tasks/index.js';
+import { notFound, type Logger, type Principal } from '../kernel/index.js';
+import type { ScheduleStore } from '../scheduler/index.js';
+import type { SessionRow, Sessions } from '../sessions/index.js';
+import type { SessionRef, TaskStore } from '../tasks/index.js';
 import type { CorsPolicy, Reply, Req } from './http.js';
 
 export type Admit = (req: Req, o?: { burst?: boolean }) => Promise<{ p: Principal; headers: Record<string, string> }>;
@@ -33,14 +36,43 @@ export function admittedReply(admit: Admit, fn: (req: Req, p: Principal) => Prom
   };
 }
 
+/**
+ * How routes find a caller's session by the name a client gives (UUID or external id) and
+ * register new ones; another owner's session is indistinguishable from a missing one.
+ */
+export interface SessionLookup {
+  resolve(idOrExternal: string, p: Principal, o?: { includeDeleted?: boolean }): Promise<SessionRow | undefined>;
+  ensure(refs: SessionRef[]): Promise<void>;
+}
+
+/** The caller's live session, or 404 `Session not found`. */
+export async function requireSession(lookup: SessionLookup, idOrExternal: string, p: Principal): Promise<SessionRow> {
+  const s = await lookup.resolve(idOrExternal, p);
+  if (!s) throw notFound('Session not found');
+  return s;
+}
+
+/**
+ * The domains behind the database-backed routes, built once by the process that runs the
+ * gateway: the gateway never holds a SQL handle of its own.
+ */
+export interface GatewayDomains {
+  /** Task reads for readiness and timelines. */
+  tasks: TaskStore;
+  sessions: Sessions;
+  sessionLookup: SessionLookup;
+  schedules: ScheduleStore;
+  channels: ChannelService;
+}
+
 export interface RouteDeps {
   ctx: { cors: CorsPolicy; log: Logger };
   admit: Admit;
-  store: TaskStore;
+  domains: GatewayDomains;
   bus: Bus;
   orchestrator: Client<typeof OrchestratorService>;
   log: Logger;
   /** Root folder of the per-session workspaces (one folder per session id). */
   workspaceRoot: string;
-  schedules: { maxPerUser: number; minIntervalMinutes: number; maxBudgetUsd: number };
+  scheduleLimits: { maxPerUser: number; minIntervalMinutes: number; maxBudgetUsd: number };
 }

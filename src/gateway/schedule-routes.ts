@@ -13,7 +13,6 @@ import {
   validateCron,
   validateTimezone,
   ScheduleLimitError,
-  ScheduleStore,
   type Owner,
   type SchedulePatch,
   type ScheduleStatus,
@@ -147,8 +146,8 @@ function reasonOf(body: Record<string, unknown>): string {
 }
 
 export function registerScheduleRoutes(app: TemplatedApp, d: RouteDeps): void {
-  const store = new ScheduleStore(d.store.sql);
-  const limits = d.schedules;
+  const store = d.domains.schedules;
+  const limits = d.scheduleLimits;
   const h = (fn: (req: Req, o: Owner) => Promise<unknown>) => admitted(d.admit, (req, p) => fn(req, ownerOf(p)));
   /** Cron + timezone validated together, interval checked; returns the normalised values. */
   const cronRules = (cron: unknown, tz: unknown) => {

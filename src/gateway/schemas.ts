@@ -154,6 +154,7 @@ export const Readiness = Type.Object({
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false, useDefaults: false });
 ajv.addFormat('date-time', true);
+const ajvAll = new Ajv({ allErrors: true, coerceTypes: false, strict: false, useDefaults: false });
 
 function describe(e: ErrorObject): string {
   const field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -161,6 +162,15 @@ function describe(e: ErrorObject): string {
   if (e.keyword === 'enum') return `${field} must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
   if (e.keyword === 'minLength' && (e.params as { limit: number }).limit === 1) return `${field} must not be empty`;
   return `${field || 'body'} ${e.message ?? 'is invalid'}`;
+}
+
+/**
+ * Compiles a check that returns every error (none: valid), for a layer that words and ranks
+ * them itself: the OpenAI-compatible one answers in OpenAI's words, not `describe`'s.
+ */
+export function errorsOf<T extends TSchema>(schema: T): (v: unknown) => ErrorObject[] {
+  const check = ajvAll.compile(schema);
+  return (v) => (check(v) ? [] : [...check.errors!]);
 }
 
 /** Compiles a validator that throws a 400 naming the first invalid field. */

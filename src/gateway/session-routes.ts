@@ -9,7 +9,7 @@
  * are kept.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
-import { conversation, Sessions, type Session, type SessionTask, type SessionTurn } from '../sessions/index.js';
+import { conversation, type Session, type SessionTask, type SessionTurn } from '../sessions/index.js';
 import type { EventRow } from '../tasks/index.js';
 import { intParam, parseJsonBody, route, type Req } from './http.js';
 import type { Principal } from '../kernel/index.js';
@@ -99,7 +99,7 @@ function turnBody(t: SessionTurn) {
 }
 
 export function registerSessionRoutes(app: TemplatedApp, d: RouteDeps): void {
-  const sessions = new Sessions(d.store.sql, d.store);
+  const sessions = d.domains.sessions;
   const h = (fn: (req: Req, p: Principal) => Promise<unknown>, status = 200) => admitted(d.admit, fn, status);
   route(
     app,

@@ -21,11 +21,12 @@
  * client leaves; SSE streams close after STREAM_END (`event: done`, `data: [DONE]`) or after
  * the inactivity timeout; heartbeats are comment lines.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { STREAMS, SeqOrder, decodeEvent, replayGap, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
 import type { HttpResponse } from 'uWebSockets.js';
-import type { Logger } from '../kernel/index.js';
+import { backoffDelay, type Backoff, type Logger } from '../kernel/index.js';
 
 export interface Encoded {
   seq: number;
@@ -37,7 +38,7 @@ export interface Encoded {
 
 export interface Subscriber {
   cursor: number;
-  filter?: Set<string>;
+  filter?: ReadonlySet<string>;
   /** The socket is not draining (set by write(), cleared when it becomes writable). */
   backpressured: boolean;
   /** The feed's head when the subscriber last stalled; kept by the feed. */
@@ -77,6 +78,8 @@ const LOAD_STALL_MS = 5000;
 
 /** How long a new feed keeps retrying its first history read (e.g. through a NATS restart). */
 const INITIAL_LOAD_PATIENCE_MS = 30_000;
+/** Between those retries: 250 ms doubling to 2 s; no jitter, one reader per workflow and gateway. */
+const INITIAL_LOAD_BACKOFF: Backoff = { baseMs: 250, capMs: 2000, jitter: 'none' };
 
 interface Batch {
   events: Encoded[];
@@ -85,7 +88,7 @@ interface Batch {
   last: number;
 }
 
-const matches = (f: Set<string> | undefined, e: Encoded) => !f || f.has(e.type) || f.has(sseEventName(e.type));
+const matches = (f: ReadonlySet<string> | undefined, e: Encoded) => !f || f.has(e.type) || f.has(sseEventName(e.type));
 
 export class Feed {
   ring: Encoded[] = [];
@@ -149,13 +152,13 @@ export class Feed {
    */
   private async initialLoad(): Promise<WorkflowEvent[]> {
     const giveUp = Date.now() + INITIAL_LOAD_PATIENCE_MS;
-    for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    for (let attempt = 1; ; attempt++) {
       try {
         return await this.load(0);
       } catch (err) {
         if (Date.now() > giveUp || this.closed || (!this.attaching && !this.subscribers.size)) throw err;
         this.hub.log.warn({ err, workflow_id: this.workflowId }, 'stream history load failed; retrying');
-        await new Promise((r) => setTimeout(r, delay));
+        await sleep(backoffDelay(INITIAL_LOAD_BACKOFF, attempt));
       }
     }
   }
@@ -336,7 +339,7 @@ export class Feed {
   }
 
   /** The frames after `cursor` that pass `filter`, about `limit` bytes at most (at least one). */
-  private batch(cursor: number, filter: Set<string> | undefined, limit: number): Batch {
+  private batch(cursor: number, filter: ReadonlySet<string> | undefined, limit: number): Batch {
     const events: Encoded[] = [];
     let bytes = 0;
     let last = cursor;
@@ -362,7 +365,7 @@ export class Feed {
   }
 
   /** Bytes of frames after `cursor` that pass `filter`, counted up to just past `limit`. */
-  private bytesAfter(cursor: number, filter: Set<string> | undefined, limit: number): number {
+  private bytesAfter(cursor: number, filter: ReadonlySet<string> | undefined, limit: number): number {
     let n = 0;
     for (let i = this.ring.length - 1; i >= 0 && this.ring[i].seq > cursor && n <= limit; i--) {
       if (matches(filter, this.ring[i])) n += this.ring[i].size;

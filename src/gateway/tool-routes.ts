@@ -16,10 +16,9 @@
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import { badRequest, notFound, type Principal } from '../kernel/index.js';
-import { requireSession } from '../sessions/index.js';
 import type { ToolExecution, ToolInfo, ToolRegistry } from '../tools/index.js';
 import { parseJsonBody, route, type Req } from './http.js';
-import { admitted, admittedReply, type RouteDeps } from './route-deps.js';
+import { admitted, admittedReply, requireSession, type RouteDeps } from './route-deps.js';
 
 /** The longest a direct execution may take (the spec's tool execution HTTP timeout). */
 export const TOOL_EXECUTE_TIMEOUT_MS = 120_000;
@@ -99,7 +98,7 @@ export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: To
       const name = toolName(req.params[0]);
       tools.describe(name); // 404 / 403 before the body is looked at
       const { args, sessionId } = parseExecute(req);
-      const session = sessionId ? await requireSession(d.store.sql, sessionId, p) : undefined;
+      const session = sessionId ? await requireSession(d.domains.sessionLookup, sessionId, p) : undefined;
       const e = await tools.execute(name, args, { sessionId: session?.id, userId: p.userId ?? undefined, maxTimeoutMs: TOOL_EXECUTE_TIMEOUT_MS });
       if (!e.success && (e.errorKind === 'backend' || e.errorKind === 'not_configured'))
         return { status: 502, body: { error: `tool backend unavailable: ${e.error}` } };

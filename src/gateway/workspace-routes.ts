@@ -5,11 +5,10 @@
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import { badRequest } from '../kernel/index.js';
-import { requireSession } from '../sessions/index.js';
 import { FileTooLargeError, Workspace, decodeUrlPath, parseWorkspacePath, type WorkspaceOptions } from '../workspace/index.js';
 import { sendFile, type SendState } from './workspace-send.js';
 import { copyRequest, corsHeaders, errorReply, route, writeReply, type Reply, type Req } from './http.js';
-import type { RouteDeps } from './route-deps.js';
+import { requireSession, type RouteDeps } from './route-deps.js';
 
 function boolParam(q: URLSearchParams, name: string): boolean {
   const v = q.get(name);
@@ -39,7 +38,7 @@ export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts
       const { p, headers } = await deps.admit(req);
       const segs = parseWorkspacePath(req.query.get('path') ?? '/', { allowLeadingSlash: true });
       const recursive = boolParam(req.query, 'recursive');
-      const s = await requireSession(deps.store.sql, req.params[0], p);
+      const s = await requireSession(deps.domains.sessionLookup, req.params[0], p);
       return { status: 200, headers, body: await ws.list(s.id, segs, recursive) };
     },
     deps.ctx,
@@ -67,7 +66,7 @@ export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts
         const { p, headers } = await deps.admit(req);
         rateHeaders = headers;
         const segs = parseWorkspacePath(wildcardPath(req.url), { allowLeadingSlash: false });
-        const s = await requireSession(deps.store.sql, req.params[0], p);
+        const s = await requireSession(deps.domains.sessionLookup, req.params[0], p);
         const f = await ws.openFile(s.id, segs);
         if (state.aborted) {
           await f.fh.close();
