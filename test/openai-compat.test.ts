@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OFFLINE_LABEL } from '../src/llm/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, scriptedProvider } from './helpers/openai-server.js';
-import { loadModelTable } from '../src/gateway/openai-shapes.js';
+import { loadModelTable } from '../src/gateway/index.js';
 
 /** A model table of group B (OPENAI_MODELS_CONFIG_PATH): it replaces the built-in one. */
 const MODEL_TABLE_YAML = `
