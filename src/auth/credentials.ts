@@ -3,8 +3,8 @@
  * hands over headers and query). Every protected route asks `authenticate()` for a Principal.
  * With GATEWAY_SKIP_AUTH=1 (the development default) every caller is the anonymous
  * principal, unless it presents credentials that verify. The verifier (AuthService in
- * ./index.ts: API keys, JWTs) plugs in here; without one, enforcement (GATEWAY_SKIP_AUTH=0) rejects every protected
- * request with 401 rather than letting anything through.
+ * service.ts: API keys, JWTs) plugs in here; without one, enforcement (GATEWAY_SKIP_AUTH=0)
+ * rejects every protected request with 401 rather than letting anything through.
  */
 import { ANONYMOUS, unauthenticated, type Principal } from '../kernel/index.js';
 
