@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run build`: compiles src/ to dist/ (tsconfig.build.json, tests excluded) and copies the
 // files the compiled code reads at run time (SQL migrations, found beside store/index.js; the
-// python_executor's worker, plain JavaScript started from beside tools/python.js).
+// python_executor's and the calculator's workers, plain JavaScript started from beside
+// tools/python.js and tools/calculator.js).
 // package.json (the version) and config/ are read from the package root, one level above
 // dist/ as above src/, so both `node dist/main.js` and `node --import tsx src/main.ts` work.
 import { spawnSync } from 'node:child_process';
@@ -17,5 +18,5 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true });
-cpSync(at('src/tools/python-worker.mjs'), at('dist/tools/python-worker.mjs'));
+for (const f of ['python-worker.mjs', 'calculator-worker.mjs', 'calculator-eval.mjs']) cpSync(at(`src/tools/${f}`), at(`dist/tools/${f}`));
 console.log('built dist/: node dist/main.js (service), node dist/cli/index.js (CLI, also bin/taskorch.mjs)');

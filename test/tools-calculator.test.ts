@@ -1,5 +1,5 @@
-/** The calculator tool: exact rational arithmetic, float fallback, errors with positions, size caps. */
-import { describe, expect, it } from 'vitest';
+/** The calculator tool: exact rational arithmetic, float fallback, errors with positions, size caps, its worker's time limit. */
+import { afterAll, describe, expect, it } from 'vitest';
 import { calculatorTool, evaluateExpression, MAX_FACTORIAL } from '../src/tools/calculator.js';
 import { ToolError } from '../src/tools/tool.js';
 
@@ -191,6 +191,7 @@ describe('calculator: errors', () => {
 
 describe('calculator tool', () => {
   const tool = calculatorTool();
+  afterAll(() => tool.close());
 
   it('describes itself', () => {
     expect(tool).toMatchObject({ name: 'calculator', category: 'math', retryable: true, rateLimitSetting: 'CALCULATOR_RATE_LIMIT', dangerous: false });
@@ -209,5 +210,50 @@ describe('calculator tool', () => {
   it('rejects empty and over-long expressions', async () => {
     await expect(tool.run({ expression: '  ' }, ctx)).rejects.toMatchObject({ kind: 'bad_arguments' });
     await expect(tool.run({ expression: '1+'.repeat(600) + '1' }, ctx)).rejects.toThrow(/longer than 1000/);
+  });
+});
+
+describe('calculator: time limit', () => {
+  /** Distinct factorials up to the length cap: within every size cap, and seconds of work. */
+  const heavy = (() => {
+    const terms: string[] = [];
+    for (let n = MAX_FACTORIAL; [...terms, `${n}!`].join('+').length <= 1000; n--) terms.push(`${n}!`);
+    return terms.join('+');
+  })();
+
+  it('stops a heavy expression at its limit while the event loop keeps running, and serves the next call', async () => {
+    const tool = calculatorTool({ timeoutMs: 200, workers: 1 });
+    try {
+      await tool.run({ expression: '1+1' }, ctx); // the worker is warm: the limit is the evaluation's alone
+      const events: string[] = [];
+      // Due long before the limit: it fires first unless something holds the event loop.
+      const ticker = setInterval(() => events.push('tick'), 5);
+      const error = await tool.run({ expression: heavy }, ctx).then(
+        () => events.push('finished'),
+        (e: unknown) => (events.push('stopped'), e),
+      );
+      clearInterval(ticker);
+      expect(events.indexOf('tick')).toBeGreaterThanOrEqual(0);
+      expect(events.indexOf('tick')).toBeLessThan(events.indexOf('stopped'));
+      expect(events).not.toContain('finished');
+      expect(error).toBeInstanceOf(ToolError);
+      expect(error).toMatchObject({ kind: 'limit', message: expect.stringMatching(/time limit exceeded/) });
+      expect((await tool.run({ expression: '2^10' }, ctx)).output).toMatchObject({ result: '1024', exact: true });
+    } finally {
+      await tool.close();
+    }
+  });
+
+  it('ends a call cancelled by its caller, and the next call still runs', async () => {
+    const tool = calculatorTool({ workers: 1 });
+    try {
+      const controller = new AbortController();
+      const call = tool.run({ expression: heavy }, { signal: controller.signal });
+      controller.abort(new Error('task cancelled'));
+      await expect(call).rejects.toMatchObject({ kind: 'limit', message: expect.stringMatching(/cancelled: task cancelled/) });
+      expect((await tool.run({ expression: '6 × 7' }, ctx)).output).toMatchObject({ result: '42' });
+    } finally {
+      await tool.close();
+    }
   });
 });
