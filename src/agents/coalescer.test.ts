@@ -3,7 +3,7 @@
  * past `flushMs`, and the first text of a stream held at most 5 ms (time to the first token).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeltaCoalescer } from './index.js';
+import { DeltaCoalescer } from './coalescer.js';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { systemPrompt } from './index.js';
+import { systemPrompt } from './preparation.js';
 
 describe('systemPrompt', () => {
   it('substitutes ${name} from prompt_params', () => {

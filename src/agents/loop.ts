@@ -1,0 +1,77 @@
+/**
+ * The agent loop (DESIGN.md, "Agent loop"): model turns and tool calls, each a journaled
+ * step of the workflow, so a replay after a crash pays for no recorded model call and runs
+ * no recorded tool call again.
+ *
+ * One agent: AGENT_STARTED; per turn the model streams (LLM_PARTIAL deltas) and either
+ * answers (LLM_OUTPUT, AGENT_COMPLETED) or asks for tools: its text before the calls is
+ * AGENT_THINKING, each call is TOOL_INVOKED then TOOL_OBSERVATION, and the results go back
+ * to the model as `tool` messages. Calls of one turn run `parallelism` at a time. After
+ * `maxIterations` turns with tool calls the model is asked to answer without tools.
+ */
+import type { ChatMessage } from '../llm/index.js';
+import type { AgentContext } from './context.js';
+import { modelTurn, type Turn } from './model-turn.js';
+import { runLimited } from './parallel.js';
+import { ZERO_USAGE, addUsage, type AgentDeps, type AgentOutput, type AgentSpec, type ModelCall } from './spec.js';
+import { llmToolsOf, toolStep } from './tool-step.js';
+
+/** Runs one agent to its answer. */
+export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec): Promise<AgentOutput> {
+  const tools = llmToolsOf(deps.tools, spec.tools);
+  const messages: ChatMessage[] = [...spec.messages];
+  const calls: ModelCall[] = [];
+  let usage = ZERO_USAGE;
+  let toolCalls = 0;
+  let last: Turn | undefined;
+  for (let i = 1; i <= spec.maxIterations + 1; i++) {
+    const forced = i > spec.maxIterations;
+    const step = `${spec.stepPrefix}-turn-${i}`;
+    if (forced) {
+      messages.push({ role: 'user', content: `You have used all ${spec.maxIterations} tool rounds. Answer now with what you have, without calling tools.` });
+    }
+    const before = usage;
+    // `spec` carries `finalAnswer` into every turn, not only the last: a turn's text streams
+    // before the model has said whether tool calls follow, so it cannot be held back until
+    // then. Text a model writes before its tool calls (narration) is therefore part of the
+    // streamed answer of a final-answer agent, while the task's result is the last turn's text.
+    const turn = await modelTurn(ctx, deps, spec, step, messages, forced ? undefined : tools, {
+      before:
+        i === 1
+          ? () => {
+              spec.onStart?.();
+              ctx.emit('AGENT_STARTED', spec.agentId, `Agent ${spec.agentId} started`);
+            }
+          : undefined,
+      after: (t) => {
+        if (t.toolCalls?.length && !forced) {
+          if (t.text.trim()) ctx.emit('AGENT_THINKING', spec.agentId, t.text, { iteration: i });
+          return;
+        }
+        ctx.emit('AGENT_COMPLETED', spec.agentId, `Agent ${spec.agentId} completed`, {
+          total_tokens: before.totalTokens + t.usage.totalTokens,
+          tool_calls: toolCalls,
+          iterations: i,
+        });
+        spec.onComplete?.();
+      },
+    });
+    calls.push({
+      agentId: spec.agentId,
+      step,
+      tier: turn.tier ?? spec.tier,
+      model: turn.model,
+      provider: turn.provider,
+      usage: turn.usage,
+      ...(turn.cacheHit ? { cacheHit: true, cacheScore: turn.cacheScore } : {}),
+    });
+    usage = addUsage(usage, turn.usage);
+    last = turn;
+    if (!turn.toolCalls?.length || forced) break;
+    messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
+    const results = await runLimited(ctx, turn.toolCalls, deps.parallelism, (sc, c, j) => toolStep(sc, deps, spec, c, `${step}-tool-${j + 1}`));
+    toolCalls += results.length;
+    for (const r of results) messages.push({ role: 'tool', toolCallId: r.callId, content: r.content });
+  }
+  return { text: last!.text, model: last!.model, provider: last!.provider, usage, calls, toolCalls };
+}

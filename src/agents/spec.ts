@@ -1,0 +1,87 @@
+/**
+ * What an agent is given (its spec, the services it calls) and what it gives back (its answer
+ * and the record of every model call it made).
+ */
+import type { Tier } from '../kernel/index.js';
+import type { Budget, ChatMessage, LlmProvider, LlmRequest, LlmUsage } from '../llm/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+
+/** What an agent produced: its answer, the model that gave it, and the usage of every call. */
+export interface AgentOutput {
+  text: string;
+  model: string;
+  provider: string;
+  usage: LlmUsage;
+  /** One entry per model call, for cost records and model_breakdown. */
+  calls: ModelCall[];
+  toolCalls: number;
+}
+
+export interface ModelCall {
+  agentId: string;
+  step: string;
+  /** The tier the call asked for (the task's, or a subtask's, skill's or template step's own). */
+  tier?: Tier;
+  model: string;
+  provider: string;
+  usage: LlmUsage;
+  cacheHit?: boolean;
+  /** Similarity of the cached request (1 = the same). */
+  cacheScore?: number;
+}
+
+export interface AgentDeps {
+  llm: LlmProvider;
+  tools?: ToolRegistry;
+  /** Tool calls of one turn run this many at a time (TOOL_PARALLELISM). */
+  parallelism: number;
+  maxTokens: number;
+  temperature: number;
+  /** top_p, stop and penalties for every model call of these agents (a task's `context.model_settings`). */
+  sampling?: Pick<LlmRequest, 'topP' | 'stop' | 'presencePenalty' | 'frequencyPenalty'>;
+  /** LLM_PARTIAL coalescing: at most this many characters per event. */
+  partialChunkChars: number;
+  /** How long a delta may wait for more text before it is sent (the 50 ms liveness bound). */
+  partialFlushMs?: number;
+  budget?: Budget;
+  /** Called once per model call after it is journaled-to-be (cost records). */
+  onModelCall?: (c: ModelCall) => Promise<void>;
+}
+
+export interface AgentSpec {
+  agentId: string;
+  messages: ChatMessage[];
+  tier: Tier;
+  model?: string;
+  provider?: string;
+  /** Tools this agent may call (the role's allowlist); empty: a plain model call. */
+  tools: string[];
+  /** The role lists a dangerous tool (developer: bash). */
+  allowDangerous?: boolean;
+  maxIterations: number;
+  /** The session's UUID, for workspace file tools. */
+  sessionId?: string;
+  userId?: string;
+  taskId: string;
+  /** Prefix of this agent's journal steps (unique within the workflow). */
+  stepPrefix: string;
+  /**
+   * This agent's answer is the task's result: its LLM_PARTIAL and LLM_OUTPUT events carry
+   * `final_answer: true`, which is how a reader of the event stream (the `/v1` layer) tells the
+   * answer's text from every other agent's.
+   */
+  finalAnswer?: boolean;
+  /** Inside the agent's first step, before AGENT_STARTED (e.g. DEPENDENCY_SATISFIED). */
+  onStart?: () => void;
+  /** Inside the agent's last step, after AGENT_COMPLETED. */
+  onComplete?: () => void;
+}
+
+export const ZERO_USAGE: LlmUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 };
+
+export const addUsage = (a: LlmUsage, b: LlmUsage): LlmUsage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  totalTokens: a.totalTokens + b.totalTokens,
+  costUsd: a.costUsd + b.costUsd,
+});

@@ -1,0 +1,99 @@
+/**
+ * One tool call as a journaled step: TOOL_INVOKED, the tool run through the registry,
+ * TOOL_OBSERVATION, and the result the model gets back. A call that is not safe to run twice
+ * and was cut off by a crash is not run again: the model is told it was interrupted.
+ */
+import { AppError, Code } from '../kernel/index.js';
+import type { LlmTool, LlmToolCall } from '../llm/index.js';
+import type { ToolExecution, ToolRegistry } from '../tools/index.js';
+import type { AgentContext } from './context.js';
+import type { AgentDeps, AgentSpec } from './spec.js';
+
+/** Longest tool output a TOOL_OBSERVATION event carries (the model gets more). */
+export const OBSERVATION_EVENT_CHARS = 2000;
+/** Longest tool output handed back to the model. */
+export const OBSERVATION_MODEL_CHARS = 16_000;
+
+const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}… [${s.length - n} more characters]` : s);
+
+export interface ToolStepResult {
+  callId: string;
+  content: string;
+  success: boolean;
+}
+
+export async function toolStep(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec, call: LlmToolCall, step: string): Promise<ToolStepResult> {
+  const tool = deps.tools?.get(call.name);
+  const allowed = !!tool && spec.tools.includes(call.name);
+  // A tool that is not safe to run twice: was it started before a crash and never recorded?
+  if (allowed && !tool.retryable && !ctx.isRecorded(step) && ctx.isRecorded(`${step}-started`)) {
+    return ctx.step(step, async () => {
+      const msg = `tool call interrupted: the worker running it stopped before it finished; ${call.name} is not safe to run twice, so it was not run again and may or may not have taken effect`;
+      ctx.emit('TOOL_OBSERVATION', spec.agentId, msg, {
+        tool: call.name,
+        call_id: call.id,
+        success: false,
+        output: msg,
+        execution_time_ms: 0,
+        interrupted: true,
+      });
+      return { callId: call.id, content: msg, success: false };
+    });
+  }
+  if (allowed && !tool.retryable) await ctx.step(`${step}-started`, async () => true);
+  return ctx.step(step, async () => {
+    let args: unknown;
+    try {
+      args = call.arguments.trim() ? JSON.parse(call.arguments) : {};
+    } catch {
+      args = undefined;
+    }
+    ctx.emit('TOOL_INVOKED', spec.agentId, `Calling ${call.name}`, { tool: call.name, call_id: call.id, arguments: args ?? call.arguments });
+    let exec: Pick<ToolExecution, 'success' | 'text' | 'error' | 'output' | 'executionTimeMs'>;
+    if (!allowed) {
+      exec = {
+        success: false,
+        text: '',
+        error: `tool ${call.name} is not available to this agent; available: ${spec.tools.join(', ') || 'none'}`,
+        output: {},
+        executionTimeMs: 0,
+      };
+    } else if (args === undefined) {
+      exec = { success: false, text: '', error: 'the arguments are not valid JSON', output: {}, executionTimeMs: 0 };
+    } else {
+      try {
+        exec = await deps.tools!.execute(call.name, args, {
+          signal: ctx.signal,
+          sessionId: spec.sessionId,
+          userId: spec.userId,
+          taskId: spec.taskId,
+          allowDangerous: spec.allowDangerous,
+        });
+      } catch (err) {
+        // Refusals (bad arguments, rate limit) are told to the model, which may correct itself.
+        if (err instanceof AppError && err.code !== Code.Internal) {
+          exec = { success: false, text: '', error: err.message, output: {}, executionTimeMs: 0 };
+        } else throw err;
+      }
+    }
+    ctx.checkpoint(); // cancelled or handed back while the tool ran: do not record a cut-off result
+    const content = exec.success ? exec.text || JSON.stringify(exec.output) : `error: ${exec.error}`;
+    ctx.emit('TOOL_OBSERVATION', spec.agentId, exec.success ? `${call.name} succeeded` : `${call.name} failed: ${exec.error}`, {
+      tool: call.name,
+      call_id: call.id,
+      success: exec.success,
+      output: truncate(content, OBSERVATION_EVENT_CHARS),
+      execution_time_ms: exec.executionTimeMs,
+    });
+    return { callId: call.id, content: truncate(content, OBSERVATION_MODEL_CHARS), success: exec.success };
+  });
+}
+
+/** The tools of `names` as the model sees them (known ones only). */
+export function llmToolsOf(registry: ToolRegistry | undefined, names: string[]): LlmTool[] {
+  if (!registry) return [];
+  return names.flatMap((n) => {
+    const t = registry.get(n);
+    return t ? [{ name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown> }] : [];
+  });
+}
