@@ -11,7 +11,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import postgres from 'postgres';
+import { CONSUMERS, STREAMS } from '../src/bus/index.js';
 import { archivedEvents, json, readSse, startTestApp, waitFor, type SseResult, type TestApp } from './helpers/app.js';
+import { consumerDrained } from './helpers/barrier.js';
 import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
 
@@ -112,8 +114,9 @@ describe('NATS outage under load', () => {
     const notCompleted = statuses.filter((r) => r.status !== 'TASK_STATUS_COMPLETED');
     expect(notCompleted.map((r) => `${r.id} ${r.status} ${r.error}`)).toEqual([]);
 
-    // Refused submissions never ran (nor will they: give any stray start message time to act).
-    await new Promise((r) => setTimeout(r, 2000));
+    // Refused submissions never ran, nor will they: the workers' consumer has no start message
+    // left to deliver or unacknowledged, so a stray one for a refused task would have acted.
+    await consumerDrained(nats.url, STREAMS.tasks, CONSUMERS.workers);
     for (const d of refused) {
       const rows = await sql`SELECT id FROM tasks WHERE query LIKE ${d.marker + '%'}`;
       expect(rows, d.marker).toHaveLength(0);
