@@ -19,10 +19,10 @@
  *   is put in the outbox (de-duplicated by its workflow id) and its record removed.
  */
 import { createHash } from 'node:crypto';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import { BUCKETS, kvKeys, kvSnapshot, openBucket, type Bus } from '../bus/index.js';
 import { Code, TERMINAL_STATUSES, toAppError, type Logger } from '../kernel/index.js';
-import type { InboundMessage } from './index.js';
+import type { InboundMessage } from './inbound.js';
 import type { ChannelOutbox } from './outbox.js';
 
 /** What the route asks the orchestrator to run (as the channel's owner). */
@@ -100,8 +100,8 @@ export class ChannelAgentRoute {
   }
 
   static async start(d: AgentRouteDeps): Promise<ChannelAgentRoute> {
-    const kvm = new Kvm(d.bus.nc);
-    const kv = await kvm.create(BUCKETS.channelTasks, { history: 1 }).catch(() => kvm.open(BUCKETS.channelTasks));
+    // Records leave explicitly (answered): no TTL.
+    const kv = await openBucket(d.bus.nc, d.bus.jsm, BUCKETS.channelTasks, { ttlMs: 0 });
     const done = await openBucket(d.bus.nc, d.bus.jsm, BUCKETS.channelTasksDone, { ttlMs: 24 * 3600 * 1000 });
     const r = new ChannelAgentRoute(kv, done, d);
     r.timer = setInterval(() => {

@@ -17,133 +17,31 @@
  *   (POST <PLATFORM_B_API_URL>/v2/bot/message/reply, Bearer channel_access_token): best effort,
  *   after the message is stored, never delaying the answer, one retry.
  */
-import { randomUUID } from 'node:crypto';
-import { subjects, type Bus } from '../bus/index.js';
-import { notFound, type Logger } from '../kernel/index.js';
-import type { Sql } from '../store/index.js';
-import { channelKeyOf } from './crypto.js';
-import { ChannelStore, type Channel, type ChannelType } from './store.js';
-import { parsePlatformA, parsePlatformB, verifyPlatformA, verifyPlatformB } from './webhook.js';
-
-export * from './crypto.js';
-export * from './store.js';
-export * from './webhook.js';
-
-export interface ChannelServiceConfig {
-  /** CHANNEL_SECRET_KEY (hex or base64, 32 bytes); unset: DATA_DIR/channel-secret.key. */
-  secretKey?: string;
-  dataDir: string;
-  platformBApiUrl: string;
-}
-
-/** What CHANNEL_INBOX holds per accepted message (JSON). */
-export interface InboundMessage {
-  message_id: string;
-  channel_id: string;
-  channel_type: ChannelType;
-  user_id: string | null;
-  tenant_id: string | null;
-  /** The platform's event id (the de-duplication id). */
-  event_id: string;
-  event_type: string;
-  thread_id: string;
-  sender: string;
-  text: string;
-  /** config.agent_name of the channel; null: default agent routing. */
-  agent_name: string | null;
-  reply_token: string | null;
-  /** The platform's conversation (channel, group, room or user id). */
-  conversation: string | null;
-  timestamp: string;
-  /** Set when the message comes back for the default agent route (no daemon claimed it). */
-  route?: 'agent';
-}
-
-export const PLATFORM_B_ACK_TEXT = 'Received. Working on it…';
-
-export class ChannelService {
-  readonly store: ChannelStore;
-
-  constructor(
-    sql: Sql,
-    private readonly bus: Pick<Bus, 'js'>,
-    private readonly cfg: ChannelServiceConfig,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.store = new ChannelStore(sql, channelKeyOf(cfg.secretKey, cfg.dataDir));
-  }
-
-  /**
-   * One inbound webhook request: verified, then answered (challenge, ignored) or stored in
-   * CHANNEL_INBOX and answered `{status: "dispatched"}`. Verification failures throw
-   * Unauthenticated (401); an unknown or disabled channel NotFound (404).
-   */
-  async webhook(channelId: string, headers: Record<string, string>, raw: Buffer): Promise<Record<string, unknown>> {
-    const found = await this.store.withSecrets(channelId);
-    if (!found || !found.channel.enabled) throw notFound('Channel not found');
-    const { channel, credentials } = found;
-    let parsed;
-    if (channel.type === 'platform_a') {
-      verifyPlatformA(credentials, headers, raw, this.now());
-      parsed = parsePlatformA(raw);
-    } else {
-      verifyPlatformB(credentials, headers, raw);
-      parsed = parsePlatformB(raw);
-    }
-    if (parsed.kind === 'answer') return parsed.body;
-    const msg: InboundMessage = {
-      message_id: randomUUID(),
-      channel_id: channel.id,
-      channel_type: channel.type,
-      user_id: channel.user_id,
-      tenant_id: found.tenantId,
-      event_id: parsed.eventId,
-      event_type: parsed.eventType,
-      thread_id: parsed.threadId,
-      sender: parsed.sender,
-      text: parsed.text,
-      agent_name: typeof channel.config.agent_name === 'string' && channel.config.agent_name ? channel.config.agent_name : null,
-      reply_token: parsed.replyToken ?? null,
-      conversation: parsed.conversation ?? null,
-      timestamp: new Date(this.now()).toISOString(),
-    };
-    const ack = await this.bus.js.publish(subjects.channelInbox(channel.id), new TextEncoder().encode(JSON.stringify(msg)), {
-      msgID: `${channel.id}:${parsed.eventId}`,
-    });
-    if (!ack.duplicate && channel.type === 'platform_b' && parsed.replyToken) {
-      void this.acknowledge(channel, credentials.channel_access_token ?? '', parsed.replyToken);
-    }
-    return { status: 'dispatched' };
-  }
-
-  /** platform_b's short acknowledgement through the reply token: best effort, one retry, never throws. */
-  private async acknowledge(channel: Channel, accessToken: string, replyToken: string): Promise<void> {
-    const url = `${this.cfg.platformBApiUrl.replace(/\/+$/, '')}/v2/bot/message/reply`;
-    const body = JSON.stringify({ replyToken, messages: [{ type: 'text', text: PLATFORM_B_ACK_TEXT }] });
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      try {
-        const r = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` },
-          body,
-          signal: AbortSignal.timeout(5000),
-        });
-        await r.arrayBuffer().catch(() => undefined);
-        if (r.ok) return;
-        // 4xx other than 429: the token is spent or refused; a retry cannot help.
-        if (r.status < 500 && r.status !== 429) {
-          this.log.warn({ channel_id: channel.id, status: r.status }, 'platform_b acknowledgement refused');
-          return;
-        }
-        this.log.warn({ channel_id: channel.id, status: r.status, attempt }, 'platform_b acknowledgement failed');
-      } catch (err) {
-        this.log.warn({ channel_id: channel.id, attempt, error: (err as Error).message }, 'platform_b acknowledgement failed');
-      }
-      if (attempt === 1) await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
+export { ChannelService, PLATFORM_B_ACK_TEXT, type ChannelServiceConfig } from './service.js';
+export type { InboundMessage } from './inbound.js';
 export { ChannelRouter } from './router.js';
 export { ChannelOutbox, OUTBOX_MAX_ATTEMPTS, type OutboundPost, type OutboxConfig } from './outbox.js';
 export { ChannelAgentRoute, threadSessionId, type AgentRouteDeps, type ChannelTaskRequest, type TaskOutcome } from './agent-route.js';
+export { CHANNEL_KEY_FILE, channelKeyOf, decryptCredentials, encryptCredentials, parseChannelKey } from './crypto.js';
+export {
+  CHANNEL_TYPES,
+  CREDENTIAL_FIELDS,
+  ChannelStore,
+  checkCredentials,
+  type Channel,
+  type ChannelType,
+  type ChannelWithSecrets,
+  type Owner,
+} from './store.js';
+export {
+  PLATFORM_A_MAX_SKEW_SECONDS,
+  invalidSignature,
+  parsePlatformA,
+  parsePlatformB,
+  platformASignature,
+  platformBSignature,
+  safeEqual,
+  verifyPlatformA,
+  verifyPlatformB,
+  type Parsed,
+} from './webhook.js';

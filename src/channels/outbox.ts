@@ -21,7 +21,7 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import { CONSUMERS, STREAMS, startDurableWorker, subjects, type Bus, type DurableWorker } from '../bus/index.js';
-import type { Logger } from '../kernel/index.js';
+import { backoffDelay, type Logger } from '../kernel/index.js';
 import type { ChannelStore, ChannelType } from './store.js';
 
 /** One post waiting in the outbox. */
@@ -44,6 +44,8 @@ export interface OutboxConfig {
 
 export const OUTBOX_MAX_ATTEMPTS = 10;
 const MAX_BACKOFF_MS = 60_000;
+/** 1 s doubling to 60 s, anywhere in the upper half of that (retries of many posts spread apart). */
+const BACKOFF = { baseMs: 1000, capMs: MAX_BACKOFF_MS, jitter: 'equal' } as const;
 const POST_TIMEOUT_MS = 10_000;
 const PLATFORM_A_MAX_TEXT = 40_000;
 const PLATFORM_B_MAX_TEXT = 5_000;
@@ -113,10 +115,9 @@ export class ChannelOutbox {
         m.term();
         return;
       }
-      const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (attempt - 1));
-      // Whole milliseconds: a fractional delay would reach the server as a fractional nanosecond
-      // count, which it does not parse (the message would come back at once).
-      const delay = Math.round(Math.max(f.retryAfterMs ?? 0, backoff / 2 + Math.random() * (backoff / 2)));
+      // Whole milliseconds (backoffDelay rounds): a fractional delay would reach the server as a
+      // fractional nanosecond count, which it does not parse (the message would come back at once).
+      const delay = backoffDelay(BACKOFF, attempt, f.retryAfterMs);
       this.log.warn({ ...ctx, retry_in_ms: delay }, 'channel post failed; retried');
       m.nak(delay);
     }

@@ -15,7 +15,7 @@ import { CONSUMERS, STREAMS, startDurableWorker, subjects, type Bus, type Durabl
 import type { DaemonHub, DaemonMessage, DaemonReply, Owner } from '../daemon/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { ChannelAgentRoute } from './agent-route.js';
-import type { InboundMessage } from './index.js';
+import type { InboundMessage } from './inbound.js';
 import type { ChannelOutbox } from './outbox.js';
 
 const ROUTER_CONCURRENCY = 64;

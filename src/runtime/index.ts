@@ -9,3 +9,4 @@ export * from './context.js';
 export * from './archiver.js';
 export * from './reconciler.js';
 export * from './timeline.js';
+export { WorkflowSignals } from './signals.js';
