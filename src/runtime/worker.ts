@@ -14,8 +14,9 @@
 import { JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CONSUMERS, PublishError, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
-import { AppError, Code, toAppError, type Logger } from '../kernel/index.js';
+import { AppError, Code, backoffDelay, toAppError, type Logger } from '../kernel/index.js';
 import { readControl, type ControlState, type TaskOutcome, type TaskStart, type TaskStore } from '../tasks/index.js';
 import { BusDesync, HandBack, WorkflowContext } from './context.js';
 
@@ -110,6 +111,11 @@ class Controller {
     this.sub?.unsubscribe();
   }
 }
+
+/** Redelivery of a workflow that failed with a retryable error: 2 s, 4 s, ... up to 30 s. */
+const REDELIVERY_BACKOFF = { baseMs: 2000, capMs: 30_000, jitter: 'none' } as const;
+/** A retryable step is tried again in place after 250 ms, then 500 ms. */
+const STEP_RETRY_BACKOFF = { baseMs: 250, capMs: 1000, jitter: 'none' } as const;
 
 const dec = new TextDecoder();
 const enc = new TextEncoder();
@@ -264,7 +270,7 @@ export class Worker {
 
   /** While NATS is unreachable nothing of an activation can succeed: wait for it (bounded). */
   private async untilConnected(deadline: number): Promise<void> {
-    while (!this.bus.connected && !this.stopping && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!this.bus.connected && !this.stopping && Date.now() < deadline) await sleep(100);
   }
 
   private async runActor(task: TaskStart, entry: Active): Promise<void> {
@@ -368,7 +374,7 @@ export class Worker {
       if (app.retryable && entry.msg.info.deliveryCount < this.opts.maxDeliver) {
         log.warn({ err, delivery: entry.msg.info.deliveryCount }, 'workflow failed with a retryable error; redelivering');
         await ctx.flush().catch(() => {});
-        entry.msg.nak(Math.min(30_000, 1000 * 2 ** entry.msg.info.deliveryCount));
+        entry.msg.nak(backoffDelay(REDELIVERY_BACKOFF, entry.msg.info.deliveryCount));
         return;
       }
       log.error({ err }, 'workflow failed');
@@ -398,7 +404,10 @@ export class Worker {
         if (ctx.signal.aborted || attempt >= 3 || !(err instanceof AppError) || !err.retryable) throw err;
         log.warn({ err, attempt }, 'step failed; retrying');
         ctx.emit('ERROR_RECOVERY', 'orchestrator', `Retrying after error: ${err.message}`, { attempt });
-        await new Promise((r) => setTimeout(r, 250 * attempt));
+        // An abort ends the wait; the step's own error is what the caller sees.
+        await sleep(backoffDelay(STEP_RETRY_BACKOFF, attempt), undefined, { signal: ctx.signal }).catch(() => {
+          throw err;
+        });
       }
     }
   }
@@ -439,7 +448,7 @@ export class Worker {
     clearInterval(this.heartbeat);
     await this.messages?.close().catch(() => {});
     for (const a of this.active.values()) a.ctx?.abort.abort(new HandBack('worker shutting down'));
-    await Promise.race([Promise.all([...this.active.values()].map((a) => a.done)), new Promise((r) => setTimeout(r, 5000))]);
+    await Promise.race([Promise.all([...this.active.values()].map((a) => a.done)), sleep(5000)]);
     this.slotWaiters.splice(0).forEach((r) => r());
     await this.loop?.catch(() => {});
   }

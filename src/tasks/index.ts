@@ -3,9 +3,41 @@
  * and its rules: submission (validation for every entry point, then commit and queue),
  * cancel, pause and resume through the durable control state.
  */
-export * from './model.js';
-export * from './store.js';
-export * from './submit.js';
-export * from './enqueue.js';
-export * from './control.js';
-export * from './not-available.js';
+export {
+  conversationHistoryOf,
+  MAX_CONVERSATION_HISTORY,
+  MAX_STOP_SEQUENCES,
+  MAX_TASK_MAX_TOKENS,
+  startMessage,
+  taskModelSettings,
+  type ConversationTurn,
+  type EventRow,
+  type ListTasksQuery,
+  type NewTask,
+  type QueuedTask,
+  type TaskBrief,
+  type TaskModelSettings,
+  type TaskOutcome,
+  type TaskRow,
+  type TaskStart,
+} from './model.js';
+export { TaskStore, type SessionRef, type SessionRegistry } from './store.js';
+export {
+  checkSubmission,
+  complexityScore,
+  detectMode,
+  modeForScore,
+  RESEARCH_ROUNDS,
+  RESEARCH_STRATEGIES,
+  submitTask,
+  type CatalogCheck,
+  type ModelChoiceCheck,
+  type ResearchOptions,
+  type ResearchStrategy,
+  type Submission,
+  type SubmitDeps,
+  type SubmitRequest,
+} from './submit.js';
+export { enqueueStart, queueUnavailable, REFUSED_RETRY_AFTER_SECONDS, START_PUBLISH_DEADLINE_MS } from './enqueue.js';
+export { cancelTask, EMPTY_CONTROL, pauseTask, readControl, resumeTask, updateControl, type ControlState } from './control.js';
+export { firstGiven, NOT_AVAILABLE_CONTEXT_KEYS, NOT_AVAILABLE_FIELDS, notAvailableField, notAvailableMessage } from './not-available.js';
