@@ -3,11 +3,14 @@
  * complex (a DAG run by dependencies, DEPENDENCY_SATISFIED, max_concurrent_agents, the
  * single-result synthesis bypass), supervisor team events, mode auto-detection, a failing
  * subtask stopping its siblings, the tier a call is recorded under, the workspace of another
- * user's session never reached, and disable_ai with verification refused.
+ * user's session never reached, and disable_ai with verification refused; and in every mode,
+ * the events marked final_answer spell exactly the task's result.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CONSUMERS, STREAMS } from '../src/bus/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { consumerDrained } from './helpers/barrier.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 
 let llm: OpenAiTestServer;
@@ -42,6 +45,17 @@ async function run(app: TestApp, body: Record<string, unknown>, headers: Record<
   const { events } = await readSse(`${app.base}/api/v1/stream/sse?workflow_id=${b.task_id}`, { timeoutMs: 20_000, headers });
   const evs = events.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data) as { seq: number; type: string; agent_id: string; payload?: any });
   return { id: b.task_id as string, s, evs };
+}
+
+/** The marked LLM_PARTIAL deltas, the marked LLM_OUTPUTs, and the agents they came from. */
+function marked(evs: { type: string; agent_id: string; message?: string; payload?: any }[]) {
+  const answer = evs.filter((e) => e.payload?.final_answer === true);
+  return {
+    streamed: answer.filter((e) => e.type === 'LLM_PARTIAL').map((e) => e.payload.delta as string),
+    outputs: answer.filter((e) => e.type === 'LLM_OUTPUT').map((e) => e.message),
+    agents: [...new Set(answer.map((e) => e.agent_id))],
+    types: [...new Set(answer.map((e) => e.type))].sort(),
+  };
 }
 
 /** A plan: a and b independent, c needs both; answers name their subtask; the synthesis joins them. */
@@ -108,6 +122,12 @@ describe('complex: a DAG of subtasks', () => {
     const { s, evs } = await run(t, { query: 'One thing.', mode: 'complex' });
     expect(s.result).toBe('done only-task');
     expect(evs.some((e) => e.agent_id === 'synthesizer')).toBe(false);
+    // The offline planner always plans two or more subtasks, so this case is checked here: the
+    // one subtask's agent is the answering agent, and its marked stream is the result.
+    const m = marked(evs);
+    expect(m.agents).toEqual(['agent-1']);
+    expect(m.streamed.join('')).toBe(s.result);
+    expect(m.outputs).toEqual([s.result]);
   });
 
   it('a failing subtask stops the others: no model call after the failure, the task FAILED', async () => {
@@ -131,7 +151,10 @@ describe('complex: a DAG of subtasks', () => {
     expect(s.status).toBe('TASK_STATUS_FAILED');
     expect(s.error).toMatch(/400/);
     const after = llm.requests.length;
-    await new Promise((r) => setTimeout(r, 500));
+    // Nothing of the plan's group runs once the failure has propagated (the others were
+    // stopped and awaited first); the only way to a later call is a new run of the task. With
+    // the workers' consumer holding nothing undelivered or unacknowledged, none is coming.
+    await consumerDrained(t.natsUrl, STREAMS.tasks, CONSUMERS.workers);
     expect(llm.requests.length).toBe(after);
     expect(failedAt).toBeGreaterThan(0);
   });
@@ -223,5 +246,58 @@ describe('isolation and refusals', () => {
     });
     expect(r.status).toBe(400);
     expect((await json(r)).error).toBe('disable_ai cannot be combined with enable_verification: verification calls a model');
+  });
+});
+
+describe('final_answer: the events of the answering agent spell the result', () => {
+  let off: TestApp;
+  beforeAll(async () => {
+    off = await startTestApp({ MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' });
+  });
+  afterAll(async () => {
+    await off?.stop();
+  });
+
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['simple', { mode: 'simple' }, 'simple-agent'],
+    ['simple, verified (the verifier does not replace the answer)', { mode: 'simple', enable_verification: true }, 'simple-agent'],
+    ['standard', { mode: 'standard' }, 'standard-agent'],
+    ['complex', { mode: 'complex', query: 'Collect the facts about NATS. Then compare them with Kafka. Then write a summary.' }, 'synthesizer'],
+    ['supervisor', { mode: 'supervisor', query: 'Collect the facts about NATS. Then compare them with Kafka.' }, 'synthesizer'],
+    ['research', { research_strategy: 'quick', context: { iterative_research_enabled: false } }, 'synthesizer'],
+    ['template whose output is a model step', { context: { template: 'weekly-report', template_version: '1.0.0' } }, 'template:draft'],
+    ['skill', { skill: 'summarize' }, 'skill-agent'],
+  ];
+  it.each(cases)('%s', async (_name, body, agent) => {
+    const { s, evs } = await run(off, { query: `Tell me about message queues ${randomUUID()}`, ...body });
+    expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    expect(s.result.length).toBeGreaterThan(0);
+    const m = marked(evs);
+    expect(m.agents).toEqual([agent]);
+    expect(m.types).toEqual(['LLM_OUTPUT', 'LLM_PARTIAL']);
+    expect(m.streamed.join('')).toBe(s.result);
+    expect(m.outputs).toEqual([s.result]);
+  });
+
+  it('a tool-loop agent: every turn is marked, so narration before a tool call is streamed before the answer', async () => {
+    llm.setDefault((r) =>
+      (r.messages ?? []).some((m) => m.role === 'tool')
+        ? { type: 'completion', content: 'The answer.' }
+        : { type: 'completion', content: 'Let me look. ', toolCalls: [{ id: 'c1', name: 'no_such_tool', arguments: '{}' }] },
+    );
+    const { s, evs } = await run(t, { query: `Look it up ${randomUUID()}`, mode: 'standard' });
+    expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    expect(s.result).toBe('The answer.');
+    const m = marked(evs);
+    expect(m.agents).toEqual(['standard-agent']);
+    expect(m.streamed.join('')).toBe('Let me look. The answer.');
+    expect(m.outputs).toEqual(['The answer.']);
+  });
+
+  it('a template whose output is a text step marks nothing: no model streamed the result (the outcome carries it)', async () => {
+    const { s, evs } = await run(off, { query: 'shipped X; Y is late', context: { template: 'weekly-report', template_version: '1.1.0' } });
+    expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    expect(evs.filter((e) => e.type === 'LLM_PARTIAL').length).toBeGreaterThan(0); // the model steps did stream
+    expect(marked(evs).types).toEqual([]);
   });
 });
