@@ -22,6 +22,8 @@ import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
+import ipaddr from 'ipaddr.js';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { ToolError } from './tool.js';
 
 /** Resolves a hostname to all of its addresses (`dns.lookup(host, { all: true })` by default). */
@@ -74,135 +76,76 @@ const METADATA_HOSTNAMES = new Set(['metadata.google.internal', 'metadata.goog',
 // ---------------------------------------------------------------------------------------------
 // Addresses
 
-/** An IP address as bytes (4 for IPv4, 16 for IPv6). */
-type IpBytes = Uint8Array;
+type Ip = ipaddr.IPv4 | ipaddr.IPv6;
+type Range = [Ip, number];
 
-function parseIPv4(s: string): IpBytes | null {
-  if (isIP(s) !== 4) return null;
-  return Uint8Array.from(s.split('.').map(Number));
-}
-
-function parseIPv6(input: string): IpBytes | null {
-  let s = input;
-  const zone = s.indexOf('%');
-  if (zone >= 0) s = s.slice(0, zone);
-  if (isIP(s) !== 6) return null;
-  // A dotted IPv4 tail (::ffff:1.2.3.4) becomes its two hexadecimal groups.
-  const lastColon = s.lastIndexOf(':');
-  if (s.includes('.', lastColon)) {
-    const v4 = parseIPv4(s.slice(lastColon + 1));
-    if (!v4) return null;
-    s = `${s.slice(0, lastColon + 1)}${((v4[0] << 8) | v4[1]).toString(16)}:${((v4[2] << 8) | v4[3]).toString(16)}`;
-  }
-  const double = s.indexOf('::');
-  const head = double < 0 ? s.split(':') : s.slice(0, double) ? s.slice(0, double).split(':') : [];
-  const rest = double < 0 ? [] : s.slice(double + 2) ? s.slice(double + 2).split(':') : [];
-  const groups = double < 0 ? head : [...head, ...new Array<string>(8 - head.length - rest.length).fill('0'), ...rest];
-  if (groups.length !== 8) return null;
-  const out = new Uint8Array(16);
-  for (let i = 0; i < 8; i++) {
-    const v = parseInt(groups[i], 16);
-    if (!Number.isFinite(v) || v < 0 || v > 0xffff) return null;
-    out[i * 2] = v >> 8;
-    out[i * 2 + 1] = v & 0xff;
-  }
-  return out;
-}
-
-/** Parses an IPv4 or IPv6 address (brackets and a zone id allowed), or null. */
-function parseIp(s: string): IpBytes | null {
+/**
+ * Parses an IPv4 or IPv6 address (brackets and an IPv6 zone id allowed), or null. Only the
+ * canonical forms: ipaddr.js alone would also read `127.1` or `0x7f.0.0.1`, which no resolver
+ * returns and which the URL parser has already normalised.
+ */
+function parseIp(s: string): Ip | null {
   const bare = s.startsWith('[') && s.endsWith(']') ? s.slice(1, -1) : s;
-  return parseIPv4(bare) ?? parseIPv6(bare);
+  const zone = bare.indexOf('%');
+  const plain = zone >= 0 ? bare.slice(0, zone) : bare;
+  const family = isIP(plain);
+  if (family === 0 || (zone >= 0 && family !== 6)) return null;
+  return ipaddr.parse(plain);
 }
 
-function formatIp(b: IpBytes): string {
-  if (b.length === 4) return b.join('.');
-  const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((b[i] << 8) | b[i + 1]).toString(16));
-  return groups.join(':');
-}
+const matches = (ip: Ip, [net, bits]: Range) => ip.kind() === net.kind() && ip.match(net, bits);
 
-function inPrefix(ip: IpBytes, net: IpBytes, bits: number): boolean {
-  if (ip.length !== net.length) return false;
-  let i = 0;
-  for (; bits >= 8; bits -= 8, i++) if (ip[i] !== net[i]) return false;
-  if (bits === 0) return true;
-  const mask = (0xff << (8 - bits)) & 0xff;
-  return (ip[i] & mask) === (net[i] & mask);
-}
+/** Ranges that are not public unicast, by the word used in refusals (first match wins). */
+const BLOCKED_V4: Record<string, Array<[ipaddr.IPv4, number]>> = Object.fromEntries(
+  Object.entries({
+    unspecified: ['0.0.0.0/8'],
+    private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'],
+    'shared (CGNAT)': ['100.64.0.0/10'],
+    loopback: ['127.0.0.0/8'],
+    'link-local': ['169.254.0.0/16'],
+    reserved: ['192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '240.0.0.0/4'],
+    multicast: ['224.0.0.0/4'],
+  }).map(([why, cidrs]) => [why, cidrs.map((c) => ipaddr.IPv4.parseCIDR(c))]),
+);
 
-interface Cidr {
-  net: IpBytes;
-  bits: number;
-}
-
-function cidr(s: string): Cidr {
-  const [addr, bits] = s.split('/');
-  const net = parseIp(addr);
-  if (!net) throw new Error(`bad CIDR ${s}`);
-  return { net, bits: bits === undefined ? net.length * 8 : Number(bits) };
-}
-
-/** IPv4 ranges that are not public unicast, with the word used in refusals. */
-const BLOCKED_V4: Array<[Cidr, string]> = (
-  [
-    ['0.0.0.0/8', 'unspecified'],
-    ['10.0.0.0/8', 'private'],
-    ['100.64.0.0/10', 'shared (CGNAT)'],
-    ['127.0.0.0/8', 'loopback'],
-    ['169.254.0.0/16', 'link-local'],
-    ['172.16.0.0/12', 'private'],
-    ['192.0.0.0/24', 'reserved'],
-    ['192.0.2.0/24', 'reserved'],
-    ['192.88.99.0/24', 'reserved'],
-    ['192.168.0.0/16', 'private'],
-    ['198.18.0.0/15', 'reserved'],
-    ['198.51.100.0/24', 'reserved'],
-    ['203.0.113.0/24', 'reserved'],
-    ['224.0.0.0/4', 'multicast'],
-    ['240.0.0.0/4', 'reserved'],
-  ] as const
-).map(([c, why]) => [cidr(c), why]);
-
+const v6 = (c: string): Range => ipaddr.IPv6.parseCIDR(c);
 const V6 = {
-  mapped: cidr('::ffff:0:0/96'),
-  nat64: cidr('64:ff9b::/96'),
-  nat64Local: cidr('64:ff9b:1::/48'),
-  sixToFour: cidr('2002::/16'),
-  globalUnicast: cidr('2000::/3'),
-  documentation: cidr('2001:db8::/32'),
-  uniqueLocal: cidr('fc00::/7'),
-  linkLocal: cidr('fe80::/10'),
-  siteLocal: cidr('fec0::/10'),
-  multicast: cidr('ff00::/8'),
+  nat64: v6('64:ff9b::/96'),
+  sixToFour: v6('2002::/16'),
+  globalUnicast: v6('2000::/3'),
 };
+/** IPv6 ranges refused outright, checked in order after the ones that carry an IPv4 address. */
+const BLOCKED_V6: Array<[Range, string]> = [
+  [v6('64:ff9b:1::/48'), 'private'],
+  [v6('fc00::/7'), 'private'],
+  [v6('fe80::/10'), 'link-local'],
+  [v6('fec0::/10'), 'private'],
+  [v6('ff00::/8'), 'multicast'],
+  [v6('2001:db8::/32'), 'reserved'],
+];
 
 /** Why an address is refused ('loopback', 'private', ...), or null for a public unicast address. */
 export function blockedAddressReason(ip: string): string | null {
-  const b = parseIp(ip);
-  if (!b) return 'invalid';
-  return reasonFor(b);
+  const parsed = parseIp(ip);
+  return parsed ? reasonFor(parsed) : 'invalid';
 }
 
-function reasonFor(b: IpBytes): string | null {
-  if (b.length === 4) {
-    for (const [range, why] of BLOCKED_V4) if (inPrefix(b, range.net, range.bits)) return why;
-    return null;
+function reasonFor(ip: Ip): string | null {
+  if (ip.kind() === 'ipv4') {
+    const why = ipaddr.subnetMatch(ip, BLOCKED_V4, '');
+    return why || null;
   }
-  if (b.every((x) => x === 0)) return 'unspecified';
-  if (b.slice(0, 15).every((x) => x === 0) && b[15] === 1) return 'loopback';
+  const v6ip = ip as ipaddr.IPv6;
+  const bytes = v6ip.toByteArray();
+  if (bytes.every((x) => x === 0)) return 'unspecified';
+  if (bytes.slice(0, 15).every((x) => x === 0) && bytes[15] === 1) return 'loopback';
   // Addresses that carry an IPv4 address are judged by it.
-  if (inPrefix(b, V6.mapped.net, V6.mapped.bits) || inPrefix(b, V6.nat64.net, V6.nat64.bits)) return reasonFor(b.slice(12));
-  if (inPrefix(b, V6.sixToFour.net, V6.sixToFour.bits)) return reasonFor(b.slice(2, 6));
-  if (inPrefix(b, V6.nat64Local.net, V6.nat64Local.bits)) return 'private';
-  if (inPrefix(b, V6.uniqueLocal.net, V6.uniqueLocal.bits)) return 'private';
-  if (inPrefix(b, V6.linkLocal.net, V6.linkLocal.bits)) return 'link-local';
-  if (inPrefix(b, V6.siteLocal.net, V6.siteLocal.bits)) return 'private';
-  if (inPrefix(b, V6.multicast.net, V6.multicast.bits)) return 'multicast';
-  if (inPrefix(b, V6.documentation.net, V6.documentation.bits)) return 'reserved';
+  if (v6ip.isIPv4MappedAddress()) return reasonFor(v6ip.toIPv4Address());
+  if (matches(v6ip, V6.nat64)) return reasonFor(new ipaddr.IPv4(bytes.slice(12)));
+  if (matches(v6ip, V6.sixToFour)) return reasonFor(new ipaddr.IPv4(bytes.slice(2, 6)));
+  for (const [range, why] of BLOCKED_V6) if (matches(v6ip, range)) return why;
   // Everything outside global unicast (IPv4-compatible ::/96, discard 100::/64, ...) is reserved.
-  if (!inPrefix(b, V6.globalUnicast.net, V6.globalUnicast.bits)) return 'reserved';
-  return null;
+  return matches(v6ip, V6.globalUnicast) ? null : 'reserved';
 }
 
 /** Whether the guard refuses this address (loopback, private, link-local, reserved, ...). Unparseable input counts as blocked. */
@@ -232,15 +175,15 @@ export function parseAllowList(s: string | string[]): AllowList {
     .filter(Boolean);
   const hosts = new Set<string>();
   const suffixes: string[] = [];
-  const ranges: Cidr[] = [];
+  const ranges: Range[] = [];
   for (const e of entries) {
     const [addr, bits] = e.split('/');
     const ip = parseIp(addr);
     if (ip) {
-      const max = ip.length * 8;
+      const max = ip.kind() === 'ipv4' ? 32 : 128;
       const n = bits === undefined ? max : Number(bits);
       if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`TOOLS_HTTP_ALLOW_HOSTS: bad prefix length in ${e}`);
-      ranges.push({ net: ip, bits: n });
+      ranges.push([ip, n]);
     } else if (bits !== undefined) {
       throw new Error(`TOOLS_HTTP_ALLOW_HOSTS: ${e} is not a CIDR`);
     } else if (e.startsWith('*.')) {
@@ -259,51 +202,10 @@ export function parseAllowList(s: string | string[]): AllowList {
     allowsAddress(ip) {
       const b = parseIp(ip);
       if (!b) return false;
-      const v4 = b.length === 16 && inPrefix(b, V6.mapped.net, V6.mapped.bits) ? b.slice(12) : null;
-      return ranges.some((r) => inPrefix(b, r.net, r.bits) || (v4 !== null && inPrefix(v4, r.net, r.bits)));
+      const v4 = b.kind() === 'ipv6' && (b as ipaddr.IPv6).isIPv4MappedAddress() ? (b as ipaddr.IPv6).toIPv4Address() : null;
+      return ranges.some((r) => matches(b, r) || (v4 !== null && matches(v4, r)));
     },
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Per-host concurrency
-
-class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-  constructor(private readonly limit: number) {}
-
-  get idle(): boolean {
-    return this.active === 0 && this.waiting.length === 0;
-  }
-
-  acquire(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(signal.reason);
-    if (this.active < this.limit) {
-      this.active++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const grant = () => {
-        signal.removeEventListener('abort', onAbort);
-        this.active++;
-        resolve();
-      };
-      const onAbort = () => {
-        const i = this.waiting.indexOf(grant);
-        if (i >= 0) this.waiting.splice(i, 1);
-        reject(signal.reason);
-      };
-      this.waiting.push(grant);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  release(): void {
-    this.active--;
-    const next = this.waiting.shift();
-    if (next) next();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,7 +228,7 @@ export function createSafeFetch(opts: SafeFetchOptions): FetchPage {
   const maxRedirects = opts.maxRedirects ?? 5;
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
   const perHost = Math.max(1, Math.floor(opts.perHostConcurrency));
-  const slots = new Map<string, Semaphore>();
+  const slots = new Map<string, LimitFunction>();
   const ca = opts.ca ? [...rootCertificates, ...(Array.isArray(opts.ca) ? opts.ca : [opts.ca])] : undefined;
 
   /** Checks a URL and resolves its host once; throws ToolError('bad_arguments') on refusal. */
@@ -344,10 +246,10 @@ export function createSafeFetch(opts: SafeFetchOptions): FetchPage {
     const hostAllowed = allow.allowsHost(hostname);
     const literal = parseIp(hostname);
     if (literal) {
-      const address = formatIp(literal);
+      const address = literal.toString();
       const why = reasonFor(literal);
       if (why && !hostAllowed && !allow.allowsAddress(address)) throw refusal(hostname, why, address);
-      return { url, hostname, addresses: [{ address: hostname, family: literal.length === 4 ? 4 : 6 }] };
+      return { url, hostname, addresses: [{ address: hostname, family: literal.kind() === 'ipv4' ? 4 : 6 }] };
     }
     if (!hostAllowed && METADATA_HOSTNAMES.has(hostname.replace(/\.$/, ''))) {
       throw new ToolError(`refused: ${hostname} is a cloud metadata hostname`, 'bad_arguments');
@@ -368,20 +270,25 @@ export function createSafeFetch(opts: SafeFetchOptions): FetchPage {
     return { url, hostname, addresses };
   }
 
-  async function withHostSlot<T>(hostname: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
-    let sem = slots.get(hostname);
-    if (!sem) {
-      sem = new Semaphore(perHost);
-      slots.set(hostname, sem);
+  /** Runs `fn` in one of the host's slots; a call cancelled while it waits for one ends at once. */
+  function withHostSlot<T>(hostname: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    let limit = slots.get(hostname);
+    if (!limit) {
+      limit = pLimit(perHost);
+      slots.set(hostname, limit);
     }
-    const held = sem;
-    await held.acquire(signal);
-    try {
-      return await fn();
-    } finally {
-      held.release();
-      if (held.idle && slots.get(hostname) === held) slots.delete(hostname);
-    }
+    const held = limit;
+    const run = held(() => (signal.aborted ? Promise.reject(signal.reason) : fn()));
+    const forget = () => {
+      if (held.activeCount === 0 && held.pendingCount === 0 && slots.get(hostname) === held) slots.delete(hostname);
+    };
+    run.then(forget, forget);
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      run.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   /** One request to a vetted target; resolves with the response once headers arrive. */
@@ -544,15 +451,4 @@ function decode(buf: Buffer, contentType: string): string {
     }
   }
   return new TextDecoder('utf-8').decode(buf);
-}
-
-/** Builds the web tools' client from the environment (TOOLS_HTTP_ALLOW_HOSTS) with the given limits. */
-export function safeFetchFromEnv(env: Record<string, string | undefined> = process.env, limits: Partial<Omit<SafeFetchOptions, 'allowHosts'>> = {}): FetchPage {
-  return createSafeFetch({
-    allowHosts: env.TOOLS_HTTP_ALLOW_HOSTS ? [env.TOOLS_HTTP_ALLOW_HOSTS] : [],
-    maxBytes: 5 * 1024 * 1024,
-    timeoutMs: 20_000,
-    perHostConcurrency: 2,
-    ...limits,
-  });
 }

@@ -8,17 +8,13 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { type FetchedPage, type FetchPage, safeFetchFromEnv } from './net.js';
+import pLimit from 'p-limit';
+import { type FetchedPage, type FetchPage } from './net.js';
 import { type Tool, type ToolContext, ToolError, type ToolOutput } from './tool.js';
 
 export interface WebFetchDeps {
   /** The guarded HTTP client (`createSafeFetch`); one instance shared by the tools shares its per-host limits. */
   fetch: FetchPage;
-}
-
-/** The web tools' dependencies from the environment (TOOLS_HTTP_ALLOW_HOSTS). */
-export function webFetchDepsFromEnv(env: Record<string, string | undefined> = process.env): WebFetchDeps {
-  return { fetch: safeFetchFromEnv(env) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,20 +220,6 @@ async function fetchReadable(deps: WebFetchDeps, url: string, ctx: ToolContext):
   const page = await deps.fetch(url, { signal: ctx.signal });
   if (page.status >= 400) throw new ToolError(`${page.url} answered HTTP ${page.status}`, 'backend');
   return toReadable(page);
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time, keeping order. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 interface PageEntry {
@@ -454,7 +436,7 @@ export function webSubpageFetchTool(deps: WebFetchDeps): Tool<WebSubpageFetchArg
           .slice(0, limit);
       }
 
-      const results = await mapLimit(targets, PARALLEL_PAGES, async (t) => {
+      const results = await pLimit(PARALLEL_PAGES).map(targets, async (t) => {
         try {
           return entry(await fetchReadable(deps, t, ctx), maxLength);
         } catch (err) {
@@ -541,7 +523,7 @@ export function webCrawlTool(deps: WebFetchDeps): Tool<WebCrawlArgs> {
         const batch = level.slice(0, maxPages - attempts);
         unvisited = level.length - batch.length;
         attempts += batch.length;
-        const results = await mapLimit(batch, PARALLEL_PAGES, async (u) => {
+        const results = await pLimit(PARALLEL_PAGES).map(batch, async (u) => {
           try {
             return await fetchReadable(deps, u, ctx);
           } catch (err) {

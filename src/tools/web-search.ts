@@ -45,24 +45,6 @@ export type WebSearchArgs = { query: string; max_results?: number };
 const DEFAULT_RESULTS = 5;
 const MAX_RESULTS = 20;
 
-function nonEmpty(v: string | undefined): string | undefined {
-  const t = v?.trim();
-  return t ? t : undefined;
-}
-
-export function webSearchSettingsFromEnv(env: Record<string, string | undefined> = process.env): WebSearchSettings {
-  return {
-    provider: (env.WEB_SEARCH_PROVIDER ?? '').trim().toLowerCase(),
-    searxngUrl: nonEmpty(env.SEARXNG_URL),
-    braveApiKey: nonEmpty(env.BRAVE_SEARCH_API_KEY),
-    braveUrl: nonEmpty(env.BRAVE_SEARCH_URL) ?? 'https://api.search.brave.com',
-    tavilyApiKey: nonEmpty(env.TAVILY_API_KEY),
-    tavilyUrl: nonEmpty(env.TAVILY_URL) ?? 'https://api.tavily.com',
-    serperApiKey: nonEmpty(env.SERPER_API_KEY),
-    serperUrl: nonEmpty(env.SERPER_URL) ?? 'https://google.serper.dev',
-  };
-}
-
 /** `path` under `base`, keeping any path prefix of base (a SearXNG under /searx/). */
 function endpoint(base: string, path: string): URL {
   try {
