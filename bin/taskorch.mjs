@@ -4,8 +4,8 @@
 // (a production install: `npm ci --omit=dev` and `npm run build`) the JavaScript in dist/.
 import { existsSync } from 'node:fs';
 
-const src = new URL('../src/cli/index.ts', import.meta.url);
-const dist = new URL('../dist/cli/index.js', import.meta.url);
+const src = new URL('../src/cli/main.ts', import.meta.url);
+const dist = new URL('../dist/cli/main.js', import.meta.url);
 
 async function tsxLoader() {
   try {

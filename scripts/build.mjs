@@ -19,4 +19,4 @@ const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd:
 if (r.status !== 0) process.exit(r.status ?? 1);
 cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true });
 for (const f of ['python-worker.mjs', 'calculator-worker.mjs', 'calculator-eval.mjs']) cpSync(at(`src/tools/${f}`), at(`dist/tools/${f}`));
-console.log('built dist/: node dist/main.js (service), node dist/cli/index.js (CLI, also bin/taskorch.mjs)');
+console.log('built dist/: node dist/main.js (service), node dist/cli/main.js (CLI, also bin/taskorch.mjs)');

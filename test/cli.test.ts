@@ -1,5 +1,5 @@
 /**
- * The `taskorch` CLI (src/cli/index.ts) as a person runs it: a child process talking to a
+ * The `taskorch` CLI (src/cli/main.ts) as a person runs it: a child process talking to a
  * running service over HTTP, with authentication on (the API key from flags or environment).
  */
 import { spawn } from 'node:child_process';
@@ -38,7 +38,7 @@ interface Run {
 
 /** Starts `taskorch <args>`; `env` replaces the defaults (TASKORCH_URL, TASKORCH_API_KEY of the test user). */
 function start(args: string[], env: Record<string, string | undefined> = {}) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
     env: Object.fromEntries(
       Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env }).filter(
@@ -101,7 +101,7 @@ describe('taskorch submit', () => {
   });
 
   it('reads the query from stdin when none is given', async () => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'submit'], {
+    const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'submit'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey },
     });
