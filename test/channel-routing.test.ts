@@ -10,10 +10,16 @@
  *   final refusal is not retried; a post still failing when the gateway that stored it stops is
  *   delivered once by the other (the kill -9 case is test/daemon-processes.test.ts);
  * - a reply whose claim names a workflow is stored for it (DAEMON_SIGNALS), not posted.
+ * "Nothing more happened" is shown by a barrier, never by a sleep: the channel consumers have
+ * nothing left to deliver or to be acknowledged, or a sentinel message behind the one that
+ * must not repeat has come through.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { BUCKETS, CONSUMERS, STREAMS, kvSnapshot } from '../src/bus/index.js';
 import type { DaemonMessage } from '../src/daemon/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -23,6 +29,10 @@ let nats: TestNats;
 let t: TestApp;
 let platform: PlatformServer;
 let env: Record<string, string>;
+/** The test's own view of the bus (consumers and buckets), next to the gateway's. */
+let nc: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
 
 interface User {
   key: string;
@@ -33,6 +43,9 @@ let alice: User;
 
 beforeAll(async () => {
   nats = await startTestNats();
+  nc = await connect({ servers: nats.url });
+  js = jetstream(nc);
+  jsm = await jetstreamManager(nc);
   platform = await startPlatformServer();
   env = {
     GATEWAY_SKIP_AUTH: '0',
@@ -56,6 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
   await platform?.close();
+  await nc?.close();
   await nats?.stop();
 });
 
@@ -142,6 +156,35 @@ async function claimAndReply(c: Client, text: string, reply: string): Promise<st
   return m.message_id;
 }
 
+/**
+ * A barrier: the channel router and sender have nothing left to deliver or to be acknowledged
+ * (a post being retried is still waiting for its acknowledgement), and no channel task is
+ * waiting for its result to be posted.
+ */
+async function drained(): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const [stream, consumer] of [
+        [STREAMS.channelInbox, CONSUMERS.channelRouter],
+        [STREAMS.channelOutbox, CONSUMERS.channelSender],
+      ] as const) {
+        const i = await jsm.consumers.info(stream, consumer);
+        if (i.num_pending || i.num_ack_pending) return false;
+      }
+      return (await kvSnapshot(js, jsm, BUCKETS.channelTasks)).length === 0;
+    },
+    30_000,
+    50,
+  );
+}
+
+/** The DAEMON_PENDING entry of the message with `text`, if it is pending. */
+async function pendingWith(text: string): Promise<{ offered: boolean } | undefined> {
+  return (await kvSnapshot(js, jsm, BUCKETS.daemonPending))
+    .map((e) => JSON.parse(new TextDecoder().decode(e.value)) as { msg: { text: string }; offered: boolean })
+    .find((p) => p.msg.text === text);
+}
+
 describe('channel routing', () => {
   it('no daemon: after the pending TTL the default agent route runs the message and posts the result to the thread (platform_a)', async () => {
     const ch = await createChannel('platform_a');
@@ -159,8 +202,8 @@ describe('channel routing', () => {
     const status = await json(await fetch(`${t.base}/api/v1/tasks/${task.task_id}`, { headers: { 'X-API-Key': alice.key } }));
     expect(status.status).toBe('TASK_STATUS_COMPLETED');
     expect(post.body.text).toBe(status.result);
-    // Posted once.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Posted once: once nothing is left in flight, nothing more can come.
+    await drained();
     expect(postsTo('/chat.postMessage', (b) => b.thread_ts === '1700000100.000100')).toHaveLength(1);
   }, 60_000);
 
@@ -197,19 +240,24 @@ describe('channel routing', () => {
 
   it('a daemon connecting while the message waits gets it; its reply is posted and no task runs', async () => {
     const ch = await createChannel('platform_a', { agent_name: 'helper' });
-    const before = (await tasksOf()).length;
     await webhookA(t, ch.id, 'for the late daemon', '1700000300.000100');
-    await new Promise((r) => setTimeout(r, 500));
+    // The state this test is about: the message waits, pending, offered to no connection.
+    await waitFor(async () => (await pendingWith('for the late daemon'))?.offered === false || undefined, 15_000, 20);
     const c = await daemon(t);
     try {
       const id = await claimAndReply(c, 'for the late daemon', 'handled by the daemon');
       expect(c.frames.find((f) => f.message_id === id && f.type === 'message').payload.agent_name).toBe('helper');
       const post = await waitFor(async () => postsTo('/chat.postMessage', (b) => b.thread_ts === '1700000300.000100')[0], 15_000, 50);
       expect(post.body).toMatchObject({ channel: 'C42', text: 'handled by the daemon', mrkdwn: false });
-      // Past the pending TTL: the replied message did not also go to the agent route.
-      await new Promise((r) => setTimeout(r, 4500));
+      // The replied message does not also go to the agent route. A sentinel, sent after the reply
+      // and claimed by no one, goes there a pending TTL after it arrived; the sweeper passes that
+      // routed it saw the first message too (older, so due earlier), had it still been pending.
+      await webhookA(t, ch.id, 'sentinel for the late daemon', '1700000300.000200');
+      await waitFor(async () => postsTo('/chat.postMessage', (b) => b.thread_ts === '1700000300.000200')[0], 30_000, 50);
+      await drained();
       expect(postsTo('/chat.postMessage', (b) => b.thread_ts === '1700000300.000100')).toHaveLength(1);
-      expect((await tasksOf()).length).toBe(before);
+      expect((await tasksOf()).filter((x) => x.query === 'for the late daemon')).toHaveLength(0);
+      expect(await pendingWith('for the late daemon')).toBeUndefined();
     } finally {
       c.ws.close();
     }
@@ -224,6 +272,7 @@ describe('channel routing', () => {
       await webhookA(t, ch.id, 'retry me', '1700000400.000100');
       await claimAndReply(c, 'retry me', 'eventually posted');
       const post = await waitFor(async () => postsTo('/chat.postMessage', (b) => b.text === 'eventually posted')[0], 30_000, 100);
+      await drained();
       const attempts = platform.calls.slice(callsBefore).filter((x) => x.body?.text === 'eventually posted');
       expect(attempts).toHaveLength(4);
       // The 429's Retry-After (1 s) was honoured before the third attempt.
@@ -242,7 +291,8 @@ describe('channel routing', () => {
       await webhookA(t, ch.id, 'refused post', '1700000500.000100');
       await claimAndReply(c, 'refused post', 'nobody will see this');
       await waitFor(async () => platform.calls.find((x) => x.body?.text === 'nobody will see this'), 15_000, 50);
-      await new Promise((r) => setTimeout(r, 3000));
+      // A post waiting for a retry stays unacknowledged: drained means it was let go.
+      await drained();
       expect(platform.calls.filter((x) => x.body?.text === 'nobody will see this')).toHaveLength(1);
     } finally {
       c.ws.close();
@@ -263,6 +313,7 @@ describe('channel routing', () => {
       await other.stop();
       const post = await waitFor(async () => postsTo('/chat.postMessage', (b) => b.text === 'still delivered')[0], 30_000, 100);
       expect(post.body.thread_ts).toBe('1700000600.000100');
+      await drained();
       expect(postsTo('/chat.postMessage', (b) => b.text === 'still delivered')).toHaveLength(1);
     } finally {
       c.ws.close();
