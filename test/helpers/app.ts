@@ -1,7 +1,10 @@
 /**
  * Starts the whole service in this test process against its own nats-server (so workers of
- * other test files never take its tasks) and the shared test database.
+ * other test files never take its tasks) and the test file's own database (see
+ * test/harness/file-database.ts), which the file's other apps share.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { inject } from 'vitest';
 import { startApp, type App } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -37,8 +40,8 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
     GRPC_HOST: '127.0.0.1',
     INTERNAL_RPC_TOKEN: TEST_RPC_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    // No scheduler unless a test asks for it: schedulers of other test files would otherwise
-    // fire the schedules of the one under test (they share the database).
+    // No scheduler unless a test asks for it: apps of one file share its database, and a
+    // scheduler of one would fire the schedules another app's test made.
     ROLES: 'gateway,orchestrator,worker,archiver',
     LLM_SERVICE_PORT: '0',
     AGENT_GRPC_PORT: '0',
@@ -46,9 +49,9 @@ export async function startTestApp(env: Record<string, string> = {}, overrides: 
   });
   const log = createLogger({ level: cfg.logLevel });
   const app = await startApp(cfg, log, { llm: overrides.llm });
-  // The test database is shared by every test file: a periodic reconciler would publish other
-  // files' QUEUED rows (the store tests insert many) into this app's NATS and run them here.
-  // Its passes run when a test asks (reconciler.runOnce()).
+  // Apps of one file share its database: a periodic reconciler would publish another app's
+  // QUEUED rows into this app's NATS and run them here (and on PGlite every file shares one
+  // database). Its passes run when a test asks (reconciler.runOnce()).
   app.reconciler?.stop();
   return {
     app,
@@ -112,7 +115,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeo
     const v = await fn();
     if (v) return v;
     if (Date.now() > end) throw new Error('waitFor: timed out');
-    await new Promise((r) => setTimeout(r, stepMs));
+    await sleep(stepMs);
   }
 }
 
@@ -134,6 +137,21 @@ export interface SseResult {
   body?: string;
 }
 
+/** The frames of a complete or partial SSE text, in order (comments and an unfinished last frame left out). */
+export function parseSse(text: string): SseEvent[] {
+  const frames: SseEvent[] = [];
+  const parser = createParser({ onEvent: (e) => frames.push(toFrame(e)) });
+  parser.feed(text);
+  return frames;
+}
+
+function toFrame(e: EventSourceMessage): SseEvent {
+  const ev: SseEvent = { data: e.data };
+  if (e.id !== undefined) ev.id = e.id;
+  if (e.event !== undefined) ev.event = e.event;
+  return ev;
+}
+
 /** Reads an SSE response frame by frame until the server ends it, `until` says stop, or timeout. */
 export async function readSse(
   url: string,
@@ -153,43 +171,28 @@ export async function readSse(
   try {
     const res = await fetch(url, { headers: opts.headers, signal: ac.signal });
     if (res.status !== 200 || !res.body) return { status: res.status, headers: res.headers, events, comments, closedByServer: true, body: await res.text() };
-    const reader = res.body.getReader();
-    const dec = new TextDecoder();
-    let buf = '';
+    let stopped = false;
+    const parser = createParser({
+      onEvent: (e) => {
+        if (stopped) return;
+        const ev = toFrame(e);
+        events.push(ev);
+        if (opts.until?.(ev, events)) stopped = true;
+      },
+      onComment: (c) => {
+        if (!stopped) comments.push(c.trim());
+      },
+    });
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     try {
-      outer: for (;;) {
+      while (!stopped) {
         const { value, done } = await reader.read();
         if (done) {
           closedByServer = true;
           break;
         }
-        if (opts.readDelayMs) await new Promise((r) => setTimeout(r, opts.readDelayMs));
-        buf += dec.decode(value, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const ev: SseEvent = { data: '' };
-          const data: string[] = [];
-          let isComment = true;
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) {
-              comments.push(line.slice(1).trim());
-              continue;
-            }
-            isComment = false;
-            const c = line.indexOf(':');
-            const k = c < 0 ? line : line.slice(0, c);
-            const v = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
-            if (k === 'id') ev.id = v;
-            else if (k === 'event') ev.event = v;
-            else if (k === 'data') data.push(v);
-          }
-          if (isComment) continue;
-          ev.data = data.join('\n');
-          events.push(ev);
-          if (opts.until?.(ev, events)) break outer;
-        }
+        if (opts.readDelayMs) await sleep(opts.readDelayMs);
+        parser.feed(value);
       }
     } catch (err) {
       if ((err as Error).name !== 'AbortError') throw err;
