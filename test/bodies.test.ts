@@ -225,7 +225,12 @@ describe('sessions: the fields the SDK reads', () => {
     }
     expect(ev.turns[1]).toMatchObject({ turn: 2, task_id: b.task_id, user_query: 'second question', final_output: b.result });
     expect(ev.turns[1].metadata).toMatchObject({ tokens_used: b.usage.total_tokens, agents_involved: ['simple-agent'] });
-    expect(ev.turns[1].metadata.execution_time_ms).toBeGreaterThanOrEqual(0);
+    // The task's own duration: from its start (else its submission) to its completion, as its history row says.
+    const hb = hist.tasks[1];
+    expect(hb.task_id).toBe(b.task_id);
+    const ran = Date.parse(hb.completed_at) - Date.parse(hb.started_at ?? hb.created_at);
+    expect(ev.turns[1].metadata.execution_time_ms).toBe(ran);
+    expect(hb.duration_ms).toBe(ran);
     // Paging: the newest turn skipped, turn numbers stay positions in the session.
     const page = await get(`/api/v1/sessions/${ext}/events?limit=1&offset=1`, u.h);
     expect(page.turns.map((x: { turn: number; task_id: string }) => [x.turn, x.task_id])).toEqual([[2, b.task_id]]);
