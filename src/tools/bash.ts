@@ -38,7 +38,7 @@ export interface BashArgs extends Record<string, unknown> {
 }
 
 export const BASH_DISABLED_MESSAGE = 'bash is disabled: set TOOLS_ENABLE_BASH=1 to allow it for the developer role';
-export const BASH_NO_SESSION_MESSAGE = 'bash needs a session (its workspace is the working directory): submit the task with a session_id';
+const BASH_NO_SESSION_MESSAGE = 'bash needs a session (its workspace is the working directory): submit the task with a session_id';
 const MAX_COMMAND_CHARS = 10_000;
 /** Added to the tool's declared time limit so that its own timer (a `timed_out` result) fires first. */
 const KILL_GRACE_MS = 5_000;

@@ -74,7 +74,7 @@ function workspaceCall<T>(fn: () => T): T {
   }
 }
 
-export function fileReadTool(ws: Workspace): Tool<FileReadArgs> {
+function fileReadTool(ws: Workspace): Tool<FileReadArgs> {
   return {
     name: 'file_read',
     description:
@@ -119,7 +119,7 @@ export function fileReadTool(ws: Workspace): Tool<FileReadArgs> {
   };
 }
 
-export function fileWriteTool(ws: Workspace): Tool<FileWriteArgs> {
+function fileWriteTool(ws: Workspace): Tool<FileWriteArgs> {
   return {
     name: 'file_write',
     description:
@@ -157,7 +157,7 @@ export function fileWriteTool(ws: Workspace): Tool<FileWriteArgs> {
   };
 }
 
-export function fileListTool(ws: Workspace): Tool<FileListArgs> {
+function fileListTool(ws: Workspace): Tool<FileListArgs> {
   return {
     name: 'file_list',
     description: "List the files of the session's workspace (a folder, default /; recursive: true for its whole tree).",

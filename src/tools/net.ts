@@ -68,7 +68,7 @@ export interface FetchPageOptions {
 
 export type FetchPage = (url: string, opts?: FetchPageOptions) => Promise<FetchedPage>;
 
-export const DEFAULT_USER_AGENT = 'taskorch-web-tools/0.1 (+https://github.com/taskorch)';
+const DEFAULT_USER_AGENT = 'taskorch-web-tools/0.1 (+https://github.com/taskorch)';
 
 /** Hostnames of cloud metadata services, refused whatever they resolve to. */
 const METADATA_HOSTNAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
@@ -125,7 +125,7 @@ const BLOCKED_V6: Array<[Range, string]> = [
 ];
 
 /** Why an address is refused ('loopback', 'private', ...), or null for a public unicast address. */
-export function blockedAddressReason(ip: string): string | null {
+function blockedAddressReason(ip: string): string | null {
   const parsed = parseIp(ip);
   return parsed ? reasonFor(parsed) : 'invalid';
 }

@@ -1,6 +1,6 @@
 /**
  * The contract every tool implements (one file per built-in tool). The registry
- * (`./index.ts`) lists, validates arguments against `parameters`, applies rate limits and
+ * (`./registry.ts`) lists, validates arguments against `parameters`, applies rate limits and
  * timeouts, and records usage; a tool only does its work.
  */
 

@@ -5,7 +5,20 @@
  */
 import { Batcher, type Sql } from '../store/index.js';
 import type { Logger } from '../kernel/index.js';
-import type { ToolUsage } from './index.js';
+
+/** One execution, as the registry hands it over. */
+export interface ToolUsage {
+  tool: string;
+  sessionId?: string;
+  userId?: string;
+  /** The workflow that called it, when a workflow did. */
+  taskId?: string;
+  success: boolean;
+  executionTimeMs: number;
+  costUsd: number;
+  tokens: number;
+  at: Date;
+}
 
 export class ToolUsageStore {
   private readonly batch: Batcher<ToolUsage>;

@@ -163,7 +163,7 @@ function kindOf(page: FetchedPage): Kind | null {
 }
 
 /** A fetched page as readable text; throws ToolError for content that is not text. */
-export function toReadable(page: FetchedPage): ReadablePage {
+function toReadable(page: FetchedPage): ReadablePage {
   const kind = kindOf(page);
   if (!kind) throw new ToolError(`${page.url} is ${page.contentType.split(';')[0]}, not a web page or text`, 'bad_arguments');
   const base = { url: page.url, status: page.status, contentType: page.contentType, bodyTruncated: page.truncated };

@@ -10,7 +10,7 @@
 import { parseHTML } from 'linkedom';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
 
-export const WEB_SEARCH_PROVIDERS = ['searxng', 'brave', 'tavily', 'serper'] as const;
+const WEB_SEARCH_PROVIDERS = ['searxng', 'brave', 'tavily', 'serper'] as const;
 export type WebSearchProvider = (typeof WEB_SEARCH_PROVIDERS)[number];
 
 export interface WebSearchSettings {
@@ -132,7 +132,7 @@ function backendRequest(settings: WebSearchSettings, provider: WebSearchProvider
 }
 
 /** Runs one search against the configured backend. */
-export async function searchWeb(settings: WebSearchSettings, query: string, count: number, signal: AbortSignal): Promise<SearchResult[]> {
+async function searchWeb(settings: WebSearchSettings, query: string, count: number, signal: AbortSignal): Promise<SearchResult[]> {
   const provider = settings.provider.trim().toLowerCase();
   if (!provider) {
     throw new ToolError(`web search is not configured: set WEB_SEARCH_PROVIDER to one of ${WEB_SEARCH_PROVIDERS.join(', ')}`, 'not_configured');
