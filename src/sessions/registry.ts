@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { UUID_RE } from '../kernel/index.js';
+import type { postgres, Sql } from '../store/index.js';
+import type { SessionRef, SessionRegistry } from '../tasks/index.js';
+
+/**
+ * The registry tasks/ calls: registers the sessions a batch of new tasks names (a UUID is
+ * the session's id, anything else its external id), and resolves a session's names.
+ */
+export interface SessionDirectory extends SessionRegistry {
+  /** The UUID of the owner's session known by `sessionId` (its id or external id), if the owner has one. */
+  ownedSessionId(sessionId: string, owner: string | null): Promise<string | undefined>;
+  /** Records a compressed history summary in the session's context (`history_summary`). */
+  recordHistorySummary(sessionId: string, owner: string | null, record: Record<string, unknown>): Promise<void>;
+}
+
+export function sessionRegistry(sql: Sql): SessionDirectory {
+  return {
+    async recordHistorySummary(sessionId, owner, record) {
+      await sql`UPDATE sessions SET context = context || ${sql.json({ history_summary: record } as postgres.JSONValue)}, updated_at = now()
+        WHERE (id::text = ${sessionId} OR external_id = ${sessionId}) AND user_id IS NOT DISTINCT FROM ${owner}::uuid`;
+    },
+    async ensureSessions(refs: SessionRef[]) {
+      if (!refs.length) return;
+      const rows = refs.map((r) => {
+        const isId = UUID_RE.test(r.sessionId);
+        return {
+          id: isId ? r.sessionId : randomUUID(),
+          external_id: isId ? null : r.sessionId,
+          user_id: r.userId,
+          tenant_id: r.tenantId,
+          created_at: r.at,
+          updated_at: r.at,
+          last_activity_at: r.at,
+        };
+      });
+      await sql`INSERT INTO sessions ${sql(rows)} ON CONFLICT DO NOTHING`;
+    },
+    async ownedSessionId(sessionId, owner) {
+      const rows = UUID_RE.test(sessionId)
+        ? await sql<{ id: string }[]>`SELECT id::text FROM sessions WHERE (id = ${sessionId}::uuid OR external_id = ${sessionId})
+            AND user_id IS NOT DISTINCT FROM ${owner}::uuid AND deleted_at IS NULL ORDER BY (id = ${sessionId}::uuid) DESC LIMIT 1`
+        : await sql<
+            { id: string }[]
+          >`SELECT id::text FROM sessions WHERE external_id = ${sessionId} AND user_id IS NOT DISTINCT FROM ${owner}::uuid AND deleted_at IS NULL LIMIT 1`;
+      return rows[0]?.id;
+    },
+    async namesOf(sessionId: string, owner: string | null) {
+      const other = UUID_RE.test(sessionId)
+        ? await sql<
+            { n: string }[]
+          >`SELECT external_id AS n FROM sessions WHERE id = ${sessionId}::uuid AND external_id IS NOT NULL AND user_id IS NOT DISTINCT FROM ${owner}::uuid`
+        : await sql<{ n: string }[]>`SELECT id::text AS n FROM sessions WHERE external_id = ${sessionId} AND user_id IS NOT DISTINCT FROM ${owner}::uuid`;
+      return [sessionId, ...other.map((r) => r.n)];
+    },
+  };
+}
