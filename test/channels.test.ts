@@ -351,7 +351,11 @@ describe('platform_b webhook', () => {
     // A retry of the same event: stored once, acknowledged once.
     expect((await hook(c.id, body, signB(body))).status).toBe(200);
     expect(await inboxCount(c.id)).toBe(1);
-    await new Promise((res) => setTimeout(res, 200));
+    // A sentinel event sent after the retry was answered: once its acknowledgement is in, one the
+    // retry had started would be in too.
+    const next = bBody([textEvent('wb-3', 'third')]);
+    expect((await hook(c.id, next, signB(next))).status).toBe(200);
+    await waitFor(async () => acks.find((a) => a.body.replyToken === 'rt-wb-3'));
     expect(acks.filter((a) => a.body.replyToken === 'rt-wb-1')).toHaveLength(1);
   });
 
