@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASH_DISABLED_MESSAGE, bashTool, type BashOptions } from '../src/tools/bash.js';
@@ -49,11 +50,10 @@ function alive(pid: number): boolean {
   return state !== 'Z' && state !== 'X';
 }
 
+/** Waits until every process is gone (a SIGKILL takes effect, the reaper catches up); the test's own timeout bounds it. */
 async function expectDead(pids: number[]): Promise<void> {
   expect(pids.length).toBeGreaterThan(0);
-  const until = Date.now() + 3_000;
-  while (pids.some(alive) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  expect(pids.filter(alive), 'processes still running').toEqual([]);
+  while (pids.some(alive)) await sleep(50);
 }
 
 async function pidsIn(file: string): Promise<number[]> {
@@ -134,10 +134,9 @@ describe('bash: enabled', () => {
   });
 
   it('closes stdin', async () => {
-    const t0 = Date.now();
+    // An open stdin would keep `cat` waiting until the time limit.
     const r = await tool({ timeoutMs: 5_000 }).run({ command: 'cat; read -r line; echo "read=$? done"' }, ctx(randomUUID()));
     expect(r.output).toMatchObject({ stdout: 'read=1 done\n', timed_out: false });
-    expect(Date.now() - t0).toBeLessThan(4_000);
   });
 
   it('keeps at most maxOutputBytes of stdout and of stderr, marked truncated', async () => {
@@ -153,12 +152,10 @@ describe('bash: enabled', () => {
 
   it('kills the command and its children at the time limit (sleep 30 & sleep 30; wait)', async () => {
     const id = randomUUID();
-    const t0 = Date.now();
     const r = await tool({ timeoutMs: 1_000 }).run(
       { command: `echo started; sleep 30 & echo $! > pids; sh -c 'echo $$ >> pids; exec sleep 30'; wait` },
       ctx(id),
     );
-    expect(Date.now() - t0).toBeLessThan(8_000);
     expect(r.output).toMatchObject({ timed_out: true, exit_code: null, signal: 'SIGKILL', stdout: 'started\n' });
     expect(r.text).toContain('timed out');
     const pids = await pidsIn(join(root, id, 'pids'));
@@ -168,28 +165,22 @@ describe('bash: enabled', () => {
 
   it('kills background processes left behind when the shell exits', async () => {
     const id = randomUUID();
-    const t0 = Date.now();
+    // Waiting for the background sleep (which holds stdout) would end at the time limit instead.
     const r = await tool({ timeoutMs: 20_000 }).run({ command: 'sleep 30 & echo $! > pids; echo bye' }, ctx(id));
     expect(r.output).toMatchObject({ exit_code: 0, stdout: 'bye\n', timed_out: false });
-    expect(Date.now() - t0).toBeLessThan(5_000);
     await expectDead(await pidsIn(join(root, id, 'pids')));
   });
 
   it('an abort (ctx.signal) kills the process group and fails the call', async () => {
     const id = randomUUID();
     const ac = new AbortController();
-    const t0 = Date.now();
     const p = tool({ timeoutMs: 20_000 }).run({ command: 'sleep 30 & echo $! > pids; sleep 30 & echo $! >> pids; wait' }, ctx(id, ac.signal));
     const pidFile = join(root, id, 'pids');
-    while (!existsSync(pidFile) || (await pidsIn(pidFile)).length < 2) {
-      if (Date.now() - t0 > 5_000) throw new Error('the command did not start');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    while (!existsSync(pidFile) || (await pidsIn(pidFile)).length < 2) await sleep(20);
     ac.abort(new Error('task cancelled'));
     const err = await refusal(p);
     expect(err.kind).toBe('limit');
-    expect(err.message).toMatch(/cancelled/);
-    expect(Date.now() - t0).toBeLessThan(8_000);
+    expect(err.message).toMatch(/cancelled/); // the abort ended it, not the 20 s limit
     await expectDead(await pidsIn(pidFile));
   });
 

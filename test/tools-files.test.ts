@@ -11,9 +11,9 @@ import { mkdir, mkdtemp, readFile, realpath, rename, rm, symlink, writeFile } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FILE_READ_DEFAULT_BYTES, FILE_READ_MAX_BYTES, NO_SESSION_MESSAGE, fileTools } from '../src/tools/files.js';
+import { FILE_READ_DEFAULT_BYTES, FILE_READ_MAX_BYTES, fileTools } from '../src/tools/files.js';
 import { type Tool, type ToolContext, ToolError } from '../src/tools/tool.js';
-import { BINARY_MESSAGE, TOO_LARGE_MESSAGE, TRAVERSAL_MESSAGE, Workspace, detectContentType } from '../src/workspace/index.js';
+import { TOO_LARGE_MESSAGE, TRAVERSAL_MESSAGE, Workspace, detectContentType } from '../src/workspace/index.js';
 
 /** Runs once just before the next `open` of node:fs/promises (to swap a path under the workspace). */
 const hooks = vi.hoisted(() => ({ beforeOpen: undefined as undefined | (() => Promise<void>) }));
@@ -261,18 +261,24 @@ describe('file tools: containment', () => {
 
 describe('file tools: sessions and arguments', () => {
   it('need a session', async () => {
-    await refused(call('file_read', undefined, { path: 'a.txt' }), 'bad_arguments', NO_SESSION_MESSAGE);
-    await refused(call('file_write', undefined, { path: 'a.txt', content: 'x' }), 'bad_arguments', NO_SESSION_MESSAGE);
-    await refused(call('file_list', undefined, {}), 'bad_arguments', NO_SESSION_MESSAGE);
-    expect(NO_SESSION_MESSAGE).toBe('file tools need a session: submit the task with a session_id');
+    // The words the model and the API client read, not the constant that holds them.
+    const noSession = 'file tools need a session: submit the task with a session_id';
+    await refused(call('file_read', undefined, { path: 'a.txt' }), 'bad_arguments', noSession);
+    await refused(call('file_write', undefined, { path: 'a.txt', content: 'x' }), 'bad_arguments', noSession);
+    await refused(call('file_list', undefined, {}), 'bad_arguments', noSession);
+    expect(existsSync(join(root, 'a.txt'))).toBe(false);
   });
 
   it('keep sessions apart', async () => {
     const a = await session();
     const b = await session();
     await call('file_write', a.id, { path: 'mine.txt', content: 'a' });
+    // The control: the same reads and listing succeed in the session that owns the file.
+    expect((await call('file_read', a.id, { path: 'mine.txt' })).output).toMatchObject({ path: '/mine.txt', content: 'a' });
+    expect(JSON.stringify((await call('file_list', a.id, {})).output)).toContain('mine.txt');
     await refused(call('file_read', b.id, { path: 'mine.txt' }), 'bad_arguments', 'file not found');
     await refused(call('file_read', b.id, { path: `../${a.id}/mine.txt` }), 'bad_arguments', TRAVERSAL_MESSAGE);
+    expect(JSON.stringify((await call('file_list', b.id, {})).output)).not.toContain('mine.txt');
   });
 
   it('refuse malformed arguments', async () => {
@@ -313,9 +319,9 @@ describe('file tools: sizes and content', () => {
     const { id, dir } = await session();
     await writeFile(join(dir, 'nul.bin'), Buffer.from([0x68, 0x69, 0x00, 0x21]));
     await writeFile(join(dir, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x21])); // "café!" in Latin-1
-    await refused(call('file_read', id, { path: 'nul.bin' }), 'bad_arguments', BINARY_MESSAGE);
-    await refused(call('file_read', id, { path: 'latin1.txt' }), 'bad_arguments', BINARY_MESSAGE);
-    expect(BINARY_MESSAGE).toBe('file is not UTF-8 text (binary content)');
+    const binary = 'file is not UTF-8 text (binary content)';
+    await refused(call('file_read', id, { path: 'nul.bin' }), 'bad_arguments', binary);
+    await refused(call('file_read', id, { path: 'latin1.txt' }), 'bad_arguments', binary);
   });
 
   it('file_write is capped by the workspace maxFileBytes, checked before writing (also when appending)', async () => {

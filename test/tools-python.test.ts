@@ -267,13 +267,9 @@ describe('python_executor: limits', () => {
   it(
     'ends an infinite loop at the time limit; the next call still works',
     async () => {
-      const t = performance.now();
       const e = await pyFailure('while True:\n    pass');
-      const elapsed = performance.now() - t;
       expect(e.kind).toBe('limit');
       expect(e.message).toMatch(/time limit exceeded/);
-      expect(elapsed).toBeGreaterThanOrEqual(TIME_LIMIT_MS - 50);
-      expect(elapsed).toBeLessThan(TIME_LIMIT_MS + 5_000);
       expect((await py('print("back")\n1 + 1')).result).toBe('2');
     },
     SLOW,
@@ -282,11 +278,9 @@ describe('python_executor: limits', () => {
   it(
     'ends a memory bomb at the memory limit; the next call still works',
     async () => {
-      const t = performance.now();
       const e = await pyFailure('chunks = []\nwhile True:\n    chunks.append(bytearray(10 ** 7))');
       expect(e.kind).toBe('limit');
       expect(e.message).toMatch(/memory limit exceeded/); // the limit, not the clock, ended it
-      expect(performance.now() - t).toBeLessThan(TIME_LIMIT_MS);
       expect((await py('len(bytearray(10 ** 7))')).result).toBe('10000000');
     },
     SLOW,
@@ -317,10 +311,10 @@ describe('python_executor: limits', () => {
     async () => {
       const ac = new AbortController();
       setTimeout(() => ac.abort(new Error('task cancelled')), 300);
-      const t = performance.now();
       const e = await pyFailure('while True:\n    pass', ac.signal);
+      // The cancellation, not the time limit, ended it.
       expect(e.message).toMatch(/cancelled: task cancelled/);
-      expect(performance.now() - t).toBeLessThan(TIME_LIMIT_MS);
+      expect(e.message).not.toMatch(/time limit/);
       expect((await py('"again"')).result).toBe("'again'");
     },
     SLOW,

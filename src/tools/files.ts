@@ -15,7 +15,7 @@ import { type Tool, type ToolContext, ToolError, type ToolOutput } from './tool.
 
 export const FILE_READ_DEFAULT_BYTES = 256 * 1024;
 export const FILE_READ_MAX_BYTES = 1024 * 1024;
-export const NO_SESSION_MESSAGE = 'file tools need a session: submit the task with a session_id';
+const NO_SESSION_MESSAGE = 'file tools need a session: submit the task with a session_id';
 const MAX_PATH_CHARS = 4096;
 
 export interface FileReadArgs extends Record<string, unknown> {

@@ -294,24 +294,7 @@ function harden(py) {
   // Node built-ins: every exported function of the ones that touch the host throws. Closures in
   // Pyodide hold some of these module objects (fs, child_process, vm, net); ESM namespaces are
   // re-synced below so `import('node:x')` bindings see the same stubs.
-  const hostModules = [
-    'fs',
-    'fs/promises',
-    'child_process',
-    'net',
-    'tls',
-    'dgram',
-    'dns',
-    'dns/promises',
-    'http',
-    'https',
-    'http2',
-    'vm',
-    'worker_threads',
-    'inspector',
-    'v8',
-    'os',
-  ];
+  const hostModules = 'fs fs/promises child_process net tls dgram dns dns/promises http https http2 vm worker_threads inspector v8 os'.split(' ');
   for (const name of hostModules) {
     let m;
     try {
