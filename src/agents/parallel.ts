@@ -1,57 +1,63 @@
 /**
- * Groups of parallel work that fail as one: on the first failure the rest of the group is
- * aborted and awaited before the failure propagates, so nothing of the group still runs (or
- * emits) when the caller moves on. Concurrency limits are p-limit's.
+ * Groups of parallel work that fail as one: on the first failure no member starts any more,
+ * the running ones are aborted (their scoped context), and the failure propagates only once
+ * every member has settled, so nothing of the group still runs (or emits) when the caller
+ * moves on. The concurrency limit is p-limit's.
  */
-import pLimit, { type LimitFunction } from 'p-limit';
+import pLimit from 'p-limit';
 import { scopedContext, type AgentContext } from './context.js';
 
-/**
- * Awaits every promise; on the first failure aborts the rest (`abort`) and waits for all of
- * them to settle before throwing it, so nothing of the group still runs when the caller moves on.
- */
-export async function allOrStop<T>(ps: Promise<T>[], abort: (reason: unknown) => void): Promise<T[]> {
-  let first: { err: unknown } | undefined;
-  const watched = ps.map((p) =>
-    p.catch((err: unknown) => {
-      if (!first) {
-        first = { err };
-        abort(err);
-      }
-      throw err;
-    }),
-  );
-  const settled = await Promise.allSettled(watched);
-  if (first) throw first.err;
-  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+export interface ParallelGroup {
+  /** The members' context: stopped when a member fails (and when the parent is). */
+  readonly ctx: AgentContext;
+  /** Runs `fn` once one of the group's slots is free; after a failure in the group it does not start. */
+  run<R>(fn: (ctx: AgentContext) => Promise<R>): Promise<R>;
+  /** Awaits every member; if any failed, throws the group's first failure once all have settled. */
+  all<R>(members: Promise<R>[]): Promise<R[]>;
 }
 
-/**
- * A limit of `n` at a time whose queue can be dropped: `clearQueue()` rejects what has not
- * started, so a group that failed starts nothing new and still settles every member.
- */
-export function slots(n: number): LimitFunction {
-  return pLimit({ concurrency: Math.max(1, Math.trunc(n) || 1), rejectOnClear: true });
-}
-
-/**
- * Runs `fn` over `items`, at most `n` at a time, keeping the order of results, in one scoped
- * context: on the first failure no new item starts, the running ones are stopped, and the
- * failure is thrown once all have settled.
- */
-export async function runLimited<T, R>(
-  parent: AgentContext,
-  items: readonly T[],
-  n: number,
-  fn: (ctx: AgentContext, x: T, i: number) => Promise<R>,
-): Promise<R[]> {
+/** A group of at most `n` members running at once. */
+export function parallelGroup(parent: AgentContext, n: number): ParallelGroup {
   const { ctx, abort } = scopedContext(parent);
-  const limit = slots(n);
-  return allOrStop(
-    items.map((x, i) => limit(() => fn(ctx, x, i))),
-    (reason) => {
-      abort(reason);
-      limit.clearQueue();
+  const limit = pLimit(Math.max(1, Math.trunc(n) || 1));
+  let failure: { err: unknown } | undefined;
+  // Recorded where the member fails, not where its promise is observed: p-limit hands the freed
+  // slot to the next queued member before any awaiting caller hears of the failure, and that
+  // member must already find the group stopped.
+  const fail = (err: unknown) => {
+    if (failure) return;
+    failure = { err };
+    abort(err);
+  };
+  return {
+    ctx,
+    run: (fn) =>
+      limit(async () => {
+        if (failure) throw failure.err;
+        try {
+          return await fn(ctx);
+        } catch (err) {
+          fail(err);
+          throw err;
+        }
+      }),
+    async all<R>(members: Promise<R>[]): Promise<R[]> {
+      const settled = await Promise.allSettled(
+        members.map((p) =>
+          p.catch((err: unknown) => {
+            fail(err);
+            throw err;
+          }),
+        ),
+      );
+      if (failure) throw failure.err;
+      return settled.map((r) => (r as PromiseFulfilledResult<R>).value);
     },
-  );
+  };
+}
+
+/** Runs `fn` over `items` in one group of at most `n` at a time, keeping the order of results. */
+export function runLimited<T, R>(parent: AgentContext, items: readonly T[], n: number, fn: (ctx: AgentContext, x: T, i: number) => Promise<R>): Promise<R[]> {
+  const g = parallelGroup(parent, n);
+  return g.all(items.map((x, i) => g.run((ctx) => fn(ctx, x, i))));
 }

@@ -9,7 +9,7 @@
  * roles (ROLE_ASSIGNED) and delegates (DELEGATION), reports progress (TEAM_STATUS) and
  * retires the team (TEAM_RETIRED).
  */
-import { allOrStop, modelTurn, runAgentLoop, scopedContext, slots, type AgentOutput } from '../agents/index.js';
+import { modelTurn, parallelGroup, runAgentLoop, type AgentOutput } from '../agents/index.js';
 import { MAX_SUBTASKS, parseSubtasks, plannerPrompt, type Subtask } from './subtasks.js';
 import { asOutput } from './usage.js';
 import type { Workflow } from './workflow.js';
@@ -49,20 +49,19 @@ export function dag(o: { supervisor: boolean }): Workflow {
     // A single subtask's answer is the task's when the synthesis is bypassed: then that agent's
     // stream is the final answer; otherwise the synthesizer's is.
     const bypass = subtasks.length === 1 && deps.synthBypassSingle;
-    const limit = slots(t.max_concurrent_agents ?? MAX_SUBTASKS);
     const results = new Map<string, Promise<AgentOutput>>();
-    // One scope for the plan's agents: a failing subtask stops the others.
-    const group = scopedContext(ctx);
+    // One group for the plan's agents: a failing subtask stops the others.
+    const group = parallelGroup(ctx, t.max_concurrent_agents ?? MAX_SUBTASKS);
     const done = new Set<string>();
     const runSub = async (s: Subtask, i: number): Promise<AgentOutput> => {
       const agentId = `agent-${i + 1}`;
       const needed = await Promise.all(s.dependencies.map((d) => results.get(d)!));
-      return limit(async () => {
+      return group.run(async (gctx) => {
         const tools = deps.enableToolSelection && s.requiredTools.length ? p.tools.filter((n) => s.requiredTools.includes(n)) : p.tools;
         const context = needed.length
           ? `\n\nResults of the subtasks it depends on:\n${needed.map((o, j) => `[${s.dependencies[j]}] ${o.text}`).join('\n\n')}`
           : '';
-        const out = await runAgentLoop(group.ctx, agent, {
+        const out = await runAgentLoop(gctx, agent, {
           ...base,
           ...(s.modelTier && !t.model_override ? { tier: s.modelTier } : {}),
           agentId,
@@ -96,13 +95,7 @@ export function dag(o: { supervisor: boolean }): Workflow {
       });
     };
     subtasks.forEach((s, i) => results.set(s.id, runSub(s, i)));
-    const subOuts = await allOrStop(
-      subtasks.map((s) => results.get(s.id)!),
-      (reason) => {
-        group.abort(reason);
-        limit.clearQueue();
-      },
-    );
+    const subOuts = await group.all(subtasks.map((s) => results.get(s.id)!));
     outputs.push(...subOuts);
     if (bypass) {
       if (supervisor) await ctx.step('retire', async () => void ctx.emit('TEAM_RETIRED', lead, 'Team retired', { team_size: 1 }));
