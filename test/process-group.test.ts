@@ -3,7 +3,8 @@
  * terminal's Ctrl-C) on the embedded defaults, under load: the service drains and exits 0, the
  * embedded nats-server is neither restarted nor left behind (nothing whose command line names
  * the data folder outlives the service), and every task the gateway accepted reaches a
- * terminal state once the service runs again on the same data folder.
+ * terminal state once the service runs again on the same data folder. And a SIGKILL, which the
+ * service cannot answer, still leaves nothing running.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -142,4 +143,16 @@ describe('a signal to the whole process group', () => {
     expect(await s.p.exited).toBe(0);
     expect(processesNaming(dataDir)).toEqual([]);
   }, 240_000);
+
+  it('SIGKILL, which the service cannot answer: the nats-server it started is stopped all the same', async () => {
+    const s = await start();
+    const nats = processesNaming(dataDir).filter((x) => /nats-server -c/.test(x.cmd) && !/watchdog/.test(x.cmd));
+    expect(nats).toHaveLength(1); // positive control: the scan sees the server while the service runs
+    process.kill(-s.p.proc.pid!, 'SIGKILL');
+    await s.p.exited;
+    // Its watchdog sees the service gone and stops the server (SIGTERM first: JetStream flushes).
+    await waitFor(async () => processesNaming(dataDir).length === 0, 15_000, 100).catch(() => {
+      throw new Error(`left running after the service was killed: ${JSON.stringify(processesNaming(dataDir))}`);
+    });
+  }, 120_000);
 });
