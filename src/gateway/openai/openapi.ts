@@ -4,7 +4,7 @@
  * validate them (request.ts).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { ChatCompletionRequestSchema, CompletionRequestSchema } from './request.js';
+import { ChatCompletionRequestSchema, CompletionRequestSchema } from './request-schema.js';
 
 /** Strips TypeBox's symbol keys so the document is plain JSON Schema. */
 const plain = (s: TSchema) => JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
