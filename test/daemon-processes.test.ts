@@ -20,6 +20,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { STREAMS, subjects } from '../src/bus/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
 import { json, waitFor } from './helpers/app.js';
 import { startPlatformServer, type PlatformServer } from './helpers/platform-server.js';
@@ -77,6 +80,18 @@ afterAll(async () => {
 });
 
 const A_CREDS = { signing_secret: 'procs-secret', bot_token: 'xoxb-procs', app_id: 'A7' };
+
+/** Posts of a channel still in the outbox (stored, not yet accepted by the platform and acknowledged). */
+async function outboxHolds(channelId: string): Promise<number> {
+  const nc = await connect({ servers: nats.url });
+  try {
+    const subject = subjects.channelOutbox(channelId);
+    const info = await (await jetstreamManager(nc)).streams.info(STREAMS.channelOutbox, { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
+  } finally {
+    await nc.close();
+  }
+}
 const ts = (i: number) => `1700001000.${String(i).padStart(6, '0')}`;
 
 interface Frame {
@@ -218,9 +233,11 @@ describe('daemon claims on two gateway processes', () => {
     };
     const K = 10;
     const kts = (i: number) => `1700002000.${String(i).padStart(6, '0')}`;
-    // Only a daemon on gateway 0 at first: it claims all, replies to half; the platform refuses the first posts.
+    // Only a daemon on gateway 0 at first: it claims all, replies to half; the platform refuses
+    // the first posts, asking for a retry well after the kill (so none is in flight then).
     const doomed = await open(bases[0]!);
-    platform.script({ status: 503 }, { status: 503 }, { status: 503 });
+    const refused = 3;
+    platform.script(...Array.from({ length: refused }, () => ({ status: 503, retryAfter: 10 })));
     for (let i = 0; i < K; i++) {
       const body = JSON.stringify({
         type: 'event_callback',
@@ -245,8 +262,13 @@ describe('daemon claims on two gateway processes', () => {
     const n = (m: Frame) => Number(/kill (\d+)/.exec(m.payload.text)![1]);
     for (const m of msgs)
       if (n(m) % 2 === 0) doomed.send({ type: 'reply', message_id: m.message_id, payload: { thread_id: m.payload.thread_id, text: `first ${n(m)}` } });
-    // The replies are stored (their claims end) and the first post attempts fail; then gateway 0 dies.
-    await waitFor(async () => platform.calls.filter((c) => /^first /.test(c.body?.text ?? '')).length >= 1 || undefined, 20_000);
+    // The replies are stored (their claims end) and every post was tried once: some refused (and
+    // waiting for their retry), the others accepted. Gateway 0 dies once every accepted post was
+    // also acknowledged (left the outbox): a post the platform took but whose acknowledgement the
+    // kill cut off is posted again by the other gateway (at least once), which is not this test.
+    const firsts = () => platform.calls.filter((c) => /^first /.test(c.body?.text ?? ''));
+    await waitFor(async () => firsts().length >= K / 2 || undefined, 20_000);
+    await waitFor(async () => (await outboxHolds(channel.id)) === refused || undefined, 20_000, 20);
     procs[0]!.kill('SIGKILL');
     await procs[0]!.exited;
     // A daemon on the surviving gateway answers whatever comes to it.
@@ -261,7 +283,8 @@ describe('daemon claims on two gateway processes', () => {
     });
     const posted = () => platform.delivered().filter((c) => c.path === '/chat.postMessage' && c.body.channel === 'C6');
     await waitFor(async () => posted().length >= K || undefined, 90_000, 250);
-    await new Promise((r) => setTimeout(r, 2000));
+    // Nothing more can be posted once the outbox holds nothing for the channel.
+    await waitFor(async () => (await outboxHolds(channel.id)) === 0 || undefined, 30_000, 50);
     const byThread = new Map<string, string[]>();
     for (const p of posted()) byThread.set(p.body.thread_ts, [...(byThread.get(p.body.thread_ts) ?? []), p.body.text]);
     for (let i = 0; i < K; i++) expect(byThread.get(kts(i)), `thread ${i}`).toEqual([i % 2 === 0 ? `first ${i}` : `second ${i}`]);
