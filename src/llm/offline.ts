@@ -104,7 +104,7 @@ const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 /** A pause between pieces that an abort ends at once, as the provider's own error. */
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   try {
-    await sleep(ms, undefined, signal ? { signal } : undefined);
+    await sleep(ms, undefined, { signal });
   } catch (err) {
     throw abortedError(err);
   }

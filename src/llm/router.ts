@@ -141,7 +141,7 @@ export class LlmRouter implements LlmProvider {
           if (delay === undefined) break;
           this.log?.warn({ provider: c.provider, model: c.model, attempt, delayMs: delay, err: err.message }, 'LLM call failed; retrying');
           this.opts.onBackoff?.({ provider: c.provider, model: c.model, attempt, delayMs: delay });
-          await sleep(delay, undefined, req.signal ? { signal: req.signal } : undefined).catch((e: unknown) => {
+          await sleep(delay, undefined, { signal: req.signal }).catch((e: unknown) => {
             throw abortedError(req.signal?.reason ?? e);
           });
         }
