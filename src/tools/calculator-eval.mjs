@@ -22,7 +22,9 @@ import { BigNumberDependencies, FractionDependencies, create, parseDependencies 
 const math = create({ parseDependencies, FractionDependencies, BigNumberDependencies }, { number: 'number' });
 const Fraction = math.Fraction;
 /** 20 significant digits, half away from zero: the decimal rendering of a fraction. */
-const Approx = math.BigNumber.clone({ precision: 20, rounding: 4 });
+const Approx = math.BigNumber.clone({ precision: 20, rounding: 4, toExpNeg: -8 });
+/** Enough digits that rounding to them first does not move the nearest double. */
+const Wide = math.BigNumber.clone({ precision: 40 });
 
 export const MAX_BITS = 65_536;
 /** Smaller than MAX_BITS: reducing a fraction costs a gcd that grows with the square of its size. */
@@ -103,7 +105,7 @@ const neg = (x) => (x.exact ? { exact: true, f: x.f.neg() } : { exact: false, v:
 function toNumber(x) {
   if (!x.exact) return x.v;
   if (x.f.n === 0n) return 0;
-  return Number(Approx.div(num(x.f).toString(), x.f.d.toString()));
+  return Number(Wide.div(num(x.f).toString(), x.f.d.toString()));
 }
 
 function compare(a, b) {
@@ -398,21 +400,32 @@ function scan(src) {
  * the calculator's.
  */
 function check(tokens) {
-  if (tokens[0].kind === 'end') throw new CalcError('empty expression', 0);
+  const first = tokens[0];
+  if (first.kind === 'end') throw new CalcError('empty expression', 0);
+  if (!startsValue(first) && first.op !== '-' && first.op !== '+') throw new CalcError(`unexpected ${describe(first)}`, first.pos);
+  const open = []; // per unclosed '(': whether it holds a function's arguments
   for (let k = 0; k < tokens.length - 1; k++) {
     const t = tokens[k];
     const next = tokens[k + 1];
     const call = t.kind === 'name' && next.op === '(';
-    if (!call && (t.kind === 'num' || t.kind === 'name' || t.op === ')' || t.op === '!') && startsValue(next)) {
-      throw new CalcError(`unexpected ${describe(next)} (write * for multiplication)`, next.pos);
+    if (t.op === '(') open.push(tokens[k - 1]?.kind === 'name');
+    if (t.op === ')' && open.pop() === undefined) throw new CalcError(`unexpected ')'`, t.pos);
+    if (t.op === ',' && !open.at(-1)) throw new CalcError(open.length > 0 ? `expected ')' but found ','` : `unexpected ','`, t.pos);
+    if (t.kind === 'name') {
+      const fn = Object.hasOwn(FUNCTIONS, t.name);
+      const constant = Object.hasOwn(CONSTANTS, t.name);
+      if (call && !fn) throw new CalcError(constant ? `'${t.text}' is a constant, not a function` : `unknown function '${t.text}'`, t.pos);
+      if (!call && !constant) throw new CalcError(fn ? `'${t.text}' is a function: write ${t.name}(...)` : `unknown identifier '${t.text}'`, t.pos);
     }
-    if (BINARY.has(t.op) && !startsValue(next) && next.op !== '-' && next.op !== '+') throw new CalcError(`unexpected ${describe(next)}`, next.pos);
-    if (t.kind !== 'name') continue;
-    const fn = Object.hasOwn(FUNCTIONS, t.name);
-    const constant = Object.hasOwn(CONSTANTS, t.name);
-    if (call && !fn) throw new CalcError(constant ? `'${t.text}' is a constant, not a function` : `unknown function '${t.text}'`, t.pos);
-    if (!call && !constant) throw new CalcError(fn ? `'${t.text}' is a function: write ${t.name}(...)` : `unknown identifier '${t.text}'`, t.pos);
+    if (!call && (t.kind === 'num' || t.kind === 'name' || t.op === ')' || t.op === '!') && startsValue(next)) {
+      const what = open.length > 0 ? `expected ')' but found ${describe(next)}` : `unexpected ${describe(next)} (write * for multiplication)`;
+      throw new CalcError(what, next.pos);
+    }
+    const operandMissing = (BINARY.has(t.op) || t.op === '(' || t.op === ',') && !startsValue(next) && next.op !== '-' && next.op !== '+';
+    if (operandMissing) throw new CalcError(`unexpected ${describe(next)}`, next.pos);
   }
+  const end = tokens[tokens.length - 1];
+  if (open.length > 0) throw new CalcError(`expected ')' but found end of expression`, end.pos);
 }
 
 /** mathjs's syntax error, in the calculator's words, at the token it names. */
@@ -426,6 +439,10 @@ function syntaxError(e, tokens) {
 // ---- Evaluation: a walk over mathjs's tree, consuming the tokens in source order ---------------
 
 const BINARY_FN = { add, subtract: (a, b) => add(a, neg(b)), multiply: mul, dotMultiply: mul, divide: div, dotDivide: div, mod, pow: power, dotPow: power };
+const SYMBOL = { add: '+', subtract: '-', multiply: '*', dotMultiply: '*', divide: '/', dotDivide: '/', mod: '%', pow: '^', dotPow: '^' };
+const isNum = (t) => t.kind === 'num';
+const isName = (t) => t.kind === 'name';
+const isOp = (op) => (t) => t.op === op;
 
 /** Gives errors raised without a position the position of the operator or function. */
 function at(pos, f, prefix = '') {
@@ -439,24 +456,30 @@ function at(pos, f, prefix = '') {
 
 function evaluate(node, tokens) {
   let k = 0;
-  const take = () => tokens[k++];
+  /** The next token; one the tree does not account for means mathjs read the text differently. */
+  const take = (fits) => {
+    const t = tokens[k];
+    if (!fits(t)) throw new CalcError(`unexpected ${describe(t)}`, t.pos);
+    k++;
+    return t;
+  };
   const walk = (n) => {
     switch (n.type) {
       case 'ConstantNode':
-        return take().value;
+        return take(isNum).value;
       case 'SymbolNode':
-        return CONSTANTS[take().name];
+        return CONSTANTS[take(isName).name];
       case 'ParenthesisNode': {
-        take();
+        take(isOp('('));
         const v = walk(n.content);
-        take();
+        take(isOp(')'));
         return v;
       }
       case 'FunctionNode': {
-        const t = take();
-        take();
-        const args = n.args.map((a, i) => (i > 0 && take(), walk(a)));
-        take();
+        const t = take(isName);
+        take(isOp('('));
+        const args = n.args.map((a, i) => (i > 0 && take(isOp(',')), walk(a)));
+        take(isOp(')'));
         const [min, max, call] = FUNCTIONS[t.name];
         if (args.length < min || args.length > max) {
           const want = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} or ${max}`;
@@ -466,27 +489,30 @@ function evaluate(node, tokens) {
       }
       case 'OperatorNode': {
         if (n.fn === 'unaryMinus' || n.fn === 'unaryPlus') {
-          take();
+          take(isOp(n.fn === 'unaryMinus' ? '-' : '+'));
           const v = walk(n.args[0]);
           return n.fn === 'unaryMinus' ? neg(v) : v;
         }
         if (n.fn === 'factorial') {
           const v = walk(n.args[0]);
-          return factorial(v, take().pos);
+          return factorial(v, take(isOp('!')).pos);
         }
         const f = BINARY_FN[n.fn];
         if (f && n.args.length === 2) {
           const a = walk(n.args[0]);
-          const { pos } = take();
+          const { pos } = take(isOp(SYMBOL[n.fn]));
           const b = walk(n.args[1]);
-          return at(pos, () => f(a, b));
+          // Sums carry no position (the calculator never gave them one).
+          return n.fn === 'add' || n.fn === 'subtract' ? f(a, b) : at(pos, () => f(a, b));
         }
       }
     }
     const t = tokens[Math.min(k, tokens.length - 1)];
     throw new CalcError(`unexpected ${describe(t)}`, t.pos);
   };
-  return walk(node);
+  const v = walk(node);
+  take((t) => t.kind === 'end');
+  return v;
 }
 
 // ---- Formatting -------------------------------------------------------------------------------
