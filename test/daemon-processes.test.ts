@@ -130,9 +130,10 @@ describe('daemon claims on two gateway processes', () => {
         if (n % 100 === 7 && !stalled.has(id)) {
           stalled.add(id); // this daemon is stuck: no progress, no reply
         } else if (n % 100 === 13) {
-          // Works past the claim TTL, telling the server it is alive.
-          for (let k = 1; k <= 4; k++)
-            timers.push(setTimeout(() => send({ type: 'progress', message_id: id, payload: { status: 'working', percent: k * 20 } }), k * 2000));
+          // Works past the claim TTL, telling the server it is alive every second (a TTL is five of
+          // those: a loaded machine would have to stall four seconds to lose the lease).
+          for (let k = 1; k <= 7; k++)
+            timers.push(setTimeout(() => send({ type: 'progress', message_id: id, payload: { status: 'working', percent: k * 12 } }), k * 1000));
           timers.push(setTimeout(reply, CLAIM_TTL_S * 1000 + 3000));
         } else {
           reply();
@@ -172,7 +173,8 @@ describe('daemon claims on two gateway processes', () => {
       // Every reply posted once, in its thread (the stalled ones after their claim expired).
       const posts = () => platform.delivered().filter((x) => x.path === '/chat.postMessage');
       await waitFor(async () => posts().length >= N || undefined, 150_000, 250);
-      await new Promise((r) => setTimeout(r, 1000));
+      // Nothing more can be posted once the outbox holds nothing for the channel.
+      await waitFor(async () => (await outboxHolds(channel.id)) === 0 || undefined, 30_000, 50);
       expect(posts()).toHaveLength(N);
       const byText = new Map(posts().map((p) => [p.body.text as string, p.body]));
       for (let i = 0; i < N; i++) expect(byText.get(`re: message ${i}`), `reply ${i}`).toMatchObject({ channel: 'C5', thread_ts: ts(i) });
