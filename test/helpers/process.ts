@@ -66,7 +66,13 @@ export async function startServiceProcess(env: Record<string, string>, opts: { d
   try {
     await sp.waitForLog(/"msg":"ready/, 60_000);
   } catch (err) {
-    proc.kill('SIGKILL'); // never left running behind a failed start
+    // Never left running behind a failed start (with `detached`, nothing of its group either).
+    try {
+      if (opts.detached && proc.pid) process.kill(-proc.pid, 'SIGKILL');
+      else proc.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
     throw err;
   }
   return sp;
