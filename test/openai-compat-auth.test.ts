@@ -4,6 +4,7 @@
  * non-streaming timeout.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestApp, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, scriptedProvider } from './helpers/openai-server.js';
@@ -44,7 +45,7 @@ describe('C: authentication on, small limits', () => {
   /** Fixed one-minute windows: keep a test's requests inside one. */
   async function awayFromMinuteEdge(): Promise<void> {
     const into = (Date.now() % 60_000) / 1000;
-    if (into > 50) await new Promise((r) => setTimeout(r, (61 - into) * 1000));
+    if (into > 50) await sleep((61 - into) * 1000);
   }
 
   it('requires credentials (401 authentication_error / invalid_api_key) and accepts Bearer and X-API-Key', async () => {
