@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -18,8 +19,6 @@ import { rng } from './helpers/rng.js';
 
 const RETAINED = 200; // EVENTS_MAX_PER_WORKFLOW for this run: long workflows lose their start
 const WORKFLOWS = 200;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Seen {
   seqs: number[];
