@@ -137,10 +137,10 @@ export interface SseResult {
   body?: string;
 }
 
-/** The frames of a complete or partial SSE text, in order (comments and an unfinished last frame left out). */
-export function parseSse(text: string): SseEvent[] {
+/** The frames of a complete or partial SSE text, in order (an unfinished last frame left out; comments to `onComment`). */
+export function parseSse(text: string, onComment?: (comment: string) => void): SseEvent[] {
   const frames: SseEvent[] = [];
-  const parser = createParser({ onEvent: (e) => frames.push(toFrame(e)) });
+  const parser = createParser({ onEvent: (e) => frames.push(toFrame(e)), onComment });
   parser.feed(text);
   return frames;
 }

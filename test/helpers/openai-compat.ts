@@ -5,7 +5,7 @@
  */
 import OpenAI, { APIError } from 'openai';
 import { expect } from 'vitest';
-import { json, waitFor } from './app.js';
+import { json, parseSse, waitFor } from './app.js';
 
 /** The event types the stream forwards as service_events (spec, "Events", 5). */
 export const FORWARDED = new Set([
@@ -49,17 +49,8 @@ export interface RawStream {
 /** POSTs and reads the whole SSE body; every `data:` line parsed. */
 export async function rawStream(base: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<RawStream> {
   const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await res.text();
-  const data: string[] = [];
   let comments = 0;
-  for (const block of text.split('\n\n')) {
-    if (!block.trim()) continue;
-    if (block.startsWith(':')) {
-      comments++;
-      continue;
-    }
-    for (const line of block.split('\n')) if (line.startsWith('data: ')) data.push(line.slice(6));
-  }
+  const data = parseSse(await res.text(), () => comments++).map((f) => f.data);
   return { status: res.status, headers: res.headers, data, chunks: data.filter((x) => x !== '[DONE]').map((x) => JSON.parse(x)), comments };
 }
 
