@@ -6,7 +6,7 @@
  * receives came before the task could end.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { json, startTestApp, type TestApp } from './helpers/app.js';
+import { json, readSse, startTestApp, type SseEvent, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, scriptedProvider, type OpenAiTestServer } from './helpers/openai-server.js';
 
 let t: TestApp;
@@ -20,31 +20,6 @@ afterAll(async () => {
   await llm?.close();
 });
 
-/** Reads SSE frames until `until` says enough, then stops reading. */
-async function readSse(url: string, until: (events: { event: string; data: any }[]) => boolean): Promise<{ event: string; data: any }[]> {
-  const ac = new AbortController();
-  const res = await fetch(url, { signal: ac.signal });
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  const events: { event: string; data: any }[] = [];
-  let buf = '';
-  while (!until(events)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += dec.decode(value, { stream: true });
-    let i: number;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const frame = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const event = /^event: (.*)$/m.exec(frame)?.[1];
-      const data = /^data: (.*)$/m.exec(frame)?.[1];
-      if (event && data) events.push({ event, data: JSON.parse(data) });
-    }
-  }
-  ac.abort();
-  return events;
-}
-
 it("a model's deltas reach the SSE client while the model is still answering, in order, before the task ends", async () => {
   llm.enqueue({ type: 'stall', content: ['Streaming ', 'feels ', 'live.'] });
   const r = await fetch(`${t.base}/api/v1/tasks`, {
@@ -53,15 +28,15 @@ it("a model's deltas reach the SSE client while the model is still answering, in
     body: JSON.stringify({ query: 'Say something short.', mode: 'simple' }),
   });
   const { task_id } = await json(r);
-  const text = (events: { event: string; data: any }[]) =>
+  const text = (events: SseEvent[]) =>
     events
       .filter((e) => e.event === 'thread.message.delta')
-      .map((e) => e.data.message)
+      .map((e) => JSON.parse(e.data).message)
       .join('');
-  const events = await readSse(`${t.base}/api/v1/stream/sse?workflow_id=${task_id}`, (evs) => text(evs) === 'Streaming feels live.');
+  const { events } = await readSse(`${t.base}/api/v1/stream/sse?workflow_id=${task_id}`, { until: (_e, all) => text(all) === 'Streaming feels live.' });
   // Every delta, in the model's order, far short of 512 characters: nothing waited for more.
   expect(text(events)).toBe('Streaming feels live.');
-  const types = events.map((e) => e.data.type);
+  const types = events.map((e) => JSON.parse(e.data).type);
   expect(types).toContain('LLM_PARTIAL');
   expect(types).not.toContain('WORKFLOW_COMPLETED');
   // The model still holds the rest of its answer: the task has not ended.
