@@ -16,7 +16,7 @@ export const TASK_STATUS_VALUES = TASK_STATUSES;
 export const EXECUTION_MODE_VALUES = EXECUTION_MODES;
 export const LIST_STATUS_FILTERS = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'CANCELED', 'TIMEOUT', 'PAUSED'] as const;
 
-/** How the fields that nothing implements yet are documented (src/actors/not-available.ts refuses them). */
+/** How the fields that nothing implements yet are documented (src/tasks/not-available.ts refuses them). */
 const NOT_YET = 'Not available yet, refused with 400 "context.<key> is not available yet":';
 
 export const TaskSubmitRequest = Type.Object(

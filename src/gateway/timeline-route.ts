@@ -1,7 +1,7 @@
 /**
  * GET /api/v1/tasks/{id}/timeline: the deterministic timeline of a workflow (its steps with
  * agent, start, end, duration, status and retries; the workflow's start, end and duration),
- * built by src/actors/timeline.ts from the archived events and the step journal.
+ * built by src/runtime/timeline.ts from the archived events and the step journal.
  *
  * Owner-only like GET /api/v1/tasks/{id}: the task is first read through the orchestrator as
  * the caller, which applies the ownership rule (another tenant's task 404, another user's in
