@@ -17,6 +17,8 @@ export { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL } f
 export type { CalculatorResult } from './calculator-eval.mjs';
 
 const DEFAULT_TIMEOUT_MS = 5_000;
+/** Loading mathjs takes about a second of CPU; a busy machine may take several. */
+const START_TIMEOUT_MS = 60_000;
 /** The evaluator needs little; a runaway one is stopped by the heap cap before it hurts the service. */
 const WORKER_HEAP_MB = 256;
 
@@ -61,6 +63,16 @@ class CalculatorWorkers {
     this.limit = pLimit(size);
   }
 
+  /** Resolves when a worker is ready for the next call (starting one if none is idle). */
+  async warm(signal: AbortSignal): Promise<void> {
+    let next = this.idle.at(-1);
+    if (!next) {
+      next = this.spawn();
+      this.idle.push(next);
+    }
+    await raceAbort(next.ready, signal);
+  }
+
   evaluate(expression: string, signal: AbortSignal): Promise<CalculatorResult> {
     return raceAbort(
       this.limit(() => this.runOn(expression, signal)),
@@ -84,18 +96,28 @@ class CalculatorWorkers {
     worker.unref();
     this.live.add(worker);
     const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => onGone(new Error(`not ready within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS).unref();
       const onGone = (e: unknown) => {
-        worker.off('message', onReady);
+        clearTimeout(timer);
+        worker.off('message', onReady).off('error', onGone).off('exit', onGone);
         reject(new ToolError(`the calculator could not start: ${e instanceof Error ? e.message : `exit code ${String(e)}`}`, 'backend'));
       };
       const onReady = () => {
+        clearTimeout(timer);
         worker.off('error', onGone).off('exit', onGone);
         resolve();
       };
       worker.once('message', onReady).once('error', onGone).once('exit', onGone);
     });
-    ready.catch(() => this.kill(worker));
+    ready.catch(() => this.forget(worker));
     return { worker, ready };
+  }
+
+  /** Drops a worker that could not start from the pool. */
+  private forget(worker: Worker): void {
+    const i = this.idle.findIndex((s) => s.worker === worker);
+    if (i >= 0) this.idle.splice(i, 1);
+    this.kill(worker);
   }
 
   private kill(worker: Worker): void {
@@ -203,6 +225,7 @@ export function calculatorTool(opts: CalculatorOptions = {}): CalculatorTool {
       const text = `${expression} = ${abbreviate(r.result)}${approx}${r.exact ? '' : ' (floating-point approximation)'}`;
       return { output: r, text };
     },
+    prepare: (signal) => workers.warm(signal),
     close: () => workers.close(),
   };
 }

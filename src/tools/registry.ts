@@ -7,7 +7,8 @@
  * - counts the call against the tool's per-minute limit, shared by every process through a
  *   NATS KV fixed window (`WEB_SEARCH_RATE_LIMIT`, `CALCULATOR_RATE_LIMIT`,
  *   `PYTHON_EXECUTOR_RATE_LIMIT`);
- * - runs it under its time limit (and the caller's, whichever is shorter) and abort signal;
+ * - runs it under its time limit (and the caller's, whichever is shorter) and abort signal,
+ *   once the tool is ready (`prepare`: a cold worker's start is not counted);
  * - reports success or failure as a result (a tool's failure is data the model reads), and
  *   hands a usage record to `onUsage` without waiting for it.
  */
@@ -148,13 +149,16 @@ export class ToolRegistry {
     await this.checkRate(tool);
     const timeoutMs = Math.min(tool.timeoutMs, o.maxTimeoutMs ?? Infinity);
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new ToolTimeout(timeoutMs)), timeoutMs);
+    let timer: NodeJS.Timeout | undefined;
     const onAbort = () => controller.abort(o.signal?.reason);
     if (o.signal?.aborted) onAbort();
     else o.signal?.addEventListener('abort', onAbort, { once: true });
     const started = performance.now();
     let exec: ToolExecution;
     try {
+      // A cold start (a worker thread loading its libraries) is not the call's work: the limit starts after it.
+      await tool.prepare?.(controller.signal);
+      timer = setTimeout(() => controller.abort(new ToolTimeout(timeoutMs)), timeoutMs);
       const out = await Promise.race([
         tool.run(valid, { signal: controller.signal, sessionId: o.sessionId, userId: o.userId }),
         // A tool that ignores its signal still ends for the caller at the limit.

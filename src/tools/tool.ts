@@ -51,6 +51,11 @@ export interface Tool<A extends Record<string, unknown> = Record<string, unknown
    * When false, a cut-off call is recorded as interrupted and the model is told so.
    */
   retryable: boolean;
+  /**
+   * Readies what the tool runs on (a warm worker thread) before its time limit starts; cheap
+   * when it is ready. Aborted with the call; bounded by the tool itself.
+   */
+  prepare?(signal: AbortSignal): Promise<void>;
   run(args: A, ctx: ToolContext): Promise<ToolOutput>;
 }
 
