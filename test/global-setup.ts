@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../src/embedded/pglite.js';
 import { startTestNats } from './harness/nats.js';
-import { createTemplateDatabase, databasesWithPrefix, dropDatabases, newRunPrefix } from './harness/databases.js';
+import { createTemplateDatabase, databasesWithPrefix, dropDatabases, migrateShared, newRunPrefix } from './harness/databases.js';
 import { startPostgresServer } from './harness/postgres-server.js';
 
 declare module 'vitest' {
@@ -105,6 +105,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
         console.warn(`[test setup] Cannot create a template database (${err instanceof Error ? err.message : String(err)}); every test file shares ${db.url}.`);
       }
     }
+
+    // Files that share the one database find it migrated too, as their own copies are.
+    if (!template) await migrateShared(db.url);
 
     project.provide('natsUrl', natsUrl);
     project.provide('pgUrl', db.url);

@@ -29,6 +29,16 @@ const admin = (serverUrl: string) => postgres(serverUrl, { max: 1, onnotice: () 
 /** Names come from this module only; quoting keeps them valid whatever the prefix. */
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** Applies every migration to a database the test files share (one session: PGlite allows no more). */
+export async function migrateShared(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await migrate(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
 /** Creates `<prefix>_template` on the server and applies every migration to it. */
 export async function createTemplateDatabase(serverUrl: string, prefix: string): Promise<string> {
   const name = `${prefix}_template`;
