@@ -9,6 +9,7 @@
  */
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import pLimit from 'p-limit';
 import type { Logger } from '../kernel/index.js';
 
 /** Creates a durable consumer, or updates the settings of an existing one that differ. */
@@ -51,16 +52,24 @@ export async function startDurableWorker(bus: { js: JetStreamClient; jsm: JetStr
   });
   const consumer = await bus.js.consumers.get(o.stream, o.durable);
   const messages = await consumer.consume({ max_messages: o.concurrency });
+  const limit = pLimit(o.concurrency);
   const inFlight = new Set<Promise<void>>();
   const loop = (async () => {
     for await (const m of messages) {
-      while (inFlight.size >= o.concurrency) await Promise.race(inFlight);
-      m.working(); // its ack wait starts now, not when it was fetched
-      const p = o
-        .handle(m)
-        .catch((err: unknown) => o.log.warn({ err, stream: o.stream, consumer: o.durable }, 'message handler failed; redelivered after the ack wait'))
-        .finally(() => inFlight.delete(p));
-      inFlight.add(p);
+      // The next message is taken only once this one holds a slot: none waits in a local queue.
+      await new Promise<void>((started) => {
+        const p = limit(async () => {
+          started();
+          m.working(); // its ack wait starts now, not when it was fetched
+          try {
+            await o.handle(m);
+          } catch (err) {
+            o.log.warn({ err, stream: o.stream, consumer: o.durable }, 'message handler failed; redelivered after the ack wait');
+          }
+        });
+        inFlight.add(p);
+        void p.finally(() => inFlight.delete(p));
+      });
     }
   })();
   return {
