@@ -95,6 +95,8 @@ class CalculatorWorkers {
     });
     worker.unref();
     this.live.add(worker);
+    // A worker that fails or ends (also while idle) leaves the pool; a call on it hears it too.
+    worker.on('error', () => this.forget(worker)).on('exit', () => this.forget(worker));
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => onGone(new Error(`not ready within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS).unref();
       const onGone = (e: unknown) => {
