@@ -38,8 +38,8 @@
 import { randomUUID } from 'node:crypto';
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
-import { Kvm, type KV } from '@nats-io/kv';
-import { BUCKETS, type Bus } from '../bus/index.js';
+import type { KV } from '@nats-io/kv';
+import { BUCKETS, openBucket, type Bus } from '../bus/index.js';
 import { toAppError, type Logger } from '../kernel/index.js';
 import { SubmitTaskRequestSchema, type OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Sql } from '../store/index.js';
@@ -141,7 +141,7 @@ export class Scheduler {
       (st) => st.replicas || 1,
       () => 1,
     );
-    this.kv = await new Kvm(this.d.bus.js).create(SCHEDULER_BUCKET, { history: 1, ttl: LEASE_MS, replicas });
+    this.kv = await openBucket(this.d.bus.nc, this.d.bus.jsm, SCHEDULER_BUCKET, { history: 1, ttlMs: LEASE_MS, replicas });
     this.schedule(0);
   }
 
