@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/tasks/{id}/timeline and its builder (src/actors/timeline.ts): steps in order
+ * GET /api/v1/tasks/{id}/timeline and its builder (src/runtime/timeline.ts): steps in order
  * with agents, times, statuses and retries; crash-retried, parallel, failed and running
  * steps; the events-only derivation once the journal has expired; ownership (404 / 403).
  */

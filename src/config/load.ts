@@ -264,7 +264,7 @@ export function loadConfig(env: Env = process.env) {
     openai: {
       /**
        * A YAML file that replaces the built-in model table (svc-chat, svc-*-research, svc-complex;
-       * format in src/gateway/openai-shapes.ts). Unset: the built-in table.
+       * format in src/gateway/openai/models.ts, `loadModelTable`). Unset: the built-in table.
        */
       modelsPath: optStr(env, 'OPENAI_MODELS_CONFIG_PATH'),
       /** Per API key and model, per minute (spec: 60 requests, 200,000 tokens). */

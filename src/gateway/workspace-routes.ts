@@ -1,7 +1,7 @@
 /**
  * /api/v1/sessions/{id}/files: workspace listing (JSON) and raw file download (streamed).
  * {id} is the session UUID or external id of the caller's session (another owner's or a
- * deleted session → 404 `Session not found`). Rules and decisions: src/workspace/index.ts.
+ * deleted session → 404 `Session not found`). Rules and decisions: src/workspace/workspace.ts and paths.ts.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import { badRequest } from '../kernel/index.js';

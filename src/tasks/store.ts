@@ -265,7 +265,7 @@ export class TaskStore {
   }
 
   /**
-   * Every archived event of a workflow as the timeline needs it (src/actors/timeline.ts), in
+   * Every archived event of a workflow as the timeline needs it (src/runtime/timeline.ts), in
    * seq order: no message or payload, only the step an ERROR_RECOVERY names. One primary-key
    * range scan.
    */
