@@ -59,7 +59,8 @@ let repoTmp: string;
 let marker: string;
 
 beforeAll(async () => {
-  server = createServer((_req, res) => res.end('reached the host'));
+  // One connection per request (no keep-alive), so that every request from the host is a new connection.
+  server = createServer((_req, res) => res.setHeader('connection', 'close').end('reached the host'));
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
@@ -178,8 +179,9 @@ describe('python_executor: sandbox', () => {
       const r = await py(template.replaceAll('{port}', String(port)));
       expect(r.error).toMatch(/Error/);
       expect(r.result).toBeNull();
-      await new Promise((resolve) => setTimeout(resolve, 200)); // a connection would show by now
-      expect(connections).toBe(before);
+      // A sentinel from the host, behind anything the sandbox may have sent: only it is counted.
+      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('reached the host');
+      expect(connections).toBe(before + 1);
     });
   }
 
