@@ -52,7 +52,8 @@ export default tseslint.config(
         'error',
         {
           selector: 'Program > :not(ExportNamedDeclaration[source])',
-          message: "An entry file only hands names on: `export { name } from './file.js'` (or `export type { ... }`); move the code into a file named for its job.",
+          message:
+            "An entry file only hands names on: `export { name } from './file.js'` (or `export type { ... }`); move the code into a file named for its job.",
         },
       ],
     },
