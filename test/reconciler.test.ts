@@ -58,7 +58,7 @@ describe('reconciler', () => {
       expect(republished).toContain(orphan);
       expect(republished).not.toContain(task_id);
     } finally {
-      // Leave nothing QUEUED behind for other test files' reconcilers (they share the database).
+      // Leave nothing QUEUED behind for this file's other reconcilers (and, on PGlite, other files': they share one database there).
       await t.app.store.sql`UPDATE tasks SET status = 'TASK_STATUS_CANCELLED' WHERE id IN (${task_id}::uuid, ${orphan}::uuid)`;
     }
   });

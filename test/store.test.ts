@@ -3,8 +3,9 @@
  * - the real PostgreSQL server of the test run (`inject('pgUrl')` when `pgKind` is 'postgres');
  *   skipped with a printed reason when the run has none, failed instead under REQUIRE_REAL_POSTGRES=1;
  * - an embedded PGlite started here in a temp dir (one connection, as the service uses it).
- * The server database is shared with other test files: every id, session, user and tenant
- * here is fresh, and no assertion counts rows it did not create.
+ * The server database is this file's own (cloned from the run's template); on PGlite it is shared
+ * with other files, so every id, session, user and tenant here is fresh, and no assertion counts
+ * rows it did not create.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
