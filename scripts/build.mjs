@@ -18,5 +18,6 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true });
-for (const f of ['python-worker.mjs', 'calculator-worker.mjs', 'calculator-eval.mjs']) cpSync(at(`src/tools/${f}`), at(`dist/tools/${f}`));
+for (const f of ['python-worker.mjs', 'calculator-worker.mjs', 'calculator-eval.mjs', 'calculator-limits.mjs'])
+  cpSync(at(`src/tools/${f}`), at(`dist/tools/${f}`));
 console.log('built dist/: node dist/main.js (service), node dist/cli/main.js (CLI, also bin/taskorch.mjs)');

@@ -1,6 +1,7 @@
 /** The calculator tool: exact rational arithmetic, float fallback, errors with positions, size caps, its worker's time limit. */
 import { afterAll, describe, expect, it } from 'vitest';
-import { calculatorTool, evaluateExpression, MAX_FACTORIAL } from '../src/tools/calculator.js';
+import { calculatorTool, MAX_FACTORIAL } from '../src/tools/calculator.js';
+import { evaluateExpression } from './helpers/calculator.js';
 import { ToolError } from '../src/tools/tool.js';
 
 const ctx = { signal: new AbortController().signal };

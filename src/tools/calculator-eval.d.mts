@@ -1,9 +1,6 @@
 /** Types of ./calculator-eval.mjs (plain JavaScript, shared with the calculator's worker thread). */
 
-export declare const MAX_BITS: number;
-export declare const MAX_DENOMINATOR_BITS: number;
-export declare const MAX_FACTORIAL: number;
-export declare const MAX_EXPRESSION_CHARS: number;
+export { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL } from './calculator-limits.mjs';
 
 /** An error of the expression (syntax, domain, size), with its position: the caller's fault. */
 export declare class ExpressionError extends Error {}

@@ -18,6 +18,9 @@
  * estimated before a power is computed. The worker's time limit is the last line of defence.
  */
 import { BigNumberDependencies, FractionDependencies, create, parseDependencies } from 'mathjs';
+import { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL } from './calculator-limits.mjs';
+
+export { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL };
 
 const math = create({ parseDependencies, FractionDependencies, BigNumberDependencies }, { number: 'number' });
 const Fraction = math.Fraction;
@@ -26,11 +29,6 @@ const Approx = math.BigNumber.clone({ precision: 20, rounding: 4, toExpNeg: -8 }
 /** Enough digits that rounding to them first does not move the nearest double. */
 const Wide = math.BigNumber.clone({ precision: 40 });
 
-export const MAX_BITS = 65_536;
-/** Smaller than MAX_BITS: reducing a fraction costs a gcd that grows with the square of its size. */
-export const MAX_DENOMINATOR_BITS = 16_384;
-export const MAX_FACTORIAL = 5_000;
-export const MAX_EXPRESSION_CHARS = 1_000;
 /** Exact non-integers print as decimals when they have at most this many fractional digits. */
 const MAX_DECIMAL_PLACES = 50;
 /**

@@ -10,10 +10,11 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { type CalculatorResult, ExpressionError, MAX_EXPRESSION_CHARS, evaluateExpression as evaluate } from './calculator-eval.mjs';
+import type { CalculatorResult } from './calculator-eval.mjs';
+import { MAX_EXPRESSION_CHARS } from './calculator-limits.mjs';
 import { type Tool, ToolError, type ToolContext, type ToolOutput } from './tool.js';
 
-export { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL } from './calculator-eval.mjs';
+export { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL } from './calculator-limits.mjs';
 export type { CalculatorResult } from './calculator-eval.mjs';
 
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -32,19 +33,6 @@ export interface CalculatorOptions {
 export interface CalculatorTool extends Tool<{ expression: string }> {
   /** Terminates the workers (calls in progress fail); the tool starts new ones if used again. */
   close(): Promise<void>;
-}
-
-/**
- * Evaluates an expression on the calling thread; throws ToolError('bad_arguments') with the
- * position on any error. For tests and tools that already run off the event loop.
- */
-export function evaluateExpression(expression: string): CalculatorResult {
-  try {
-    return evaluate(expression);
-  } catch (e) {
-    if (e instanceof ExpressionError) throw new ToolError(e.message, 'bad_arguments');
-    throw e;
-  }
 }
 
 type Reply = { ok: true; result: CalculatorResult } | { ok: false; message: string; expressionError: boolean };
