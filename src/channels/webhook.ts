@@ -1,6 +1,6 @@
 /**
  * Inbound webhook verification and parsing, per platform. Pure functions over the raw body
- * bytes and the (lower-cased) request headers; the service (index.ts) stores what they accept.
+ * bytes and the (lower-cased) request headers; the service (service.ts) stores what they accept.
  *
  * platform_a: `X-PlatformA-Request-Timestamp` within 5 minutes of now (either way) and
  * `X-PlatformA-Signature` = `v0=` + hex HMAC-SHA256(signing_secret, `v0:<timestamp>:<raw body>`),

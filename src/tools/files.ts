@@ -1,6 +1,6 @@
 /**
  * The file tools: `file_read`, `file_write` and `file_list`, working in the per-session
- * workspace (`<WORKSPACE_ROOT>/<session UUID>`, see ../workspace/index.ts), the same folder the
+ * workspace (`<WORKSPACE_ROOT>/<session UUID>`, see ../workspace/paths.ts), the same folder the
  * HTTP files API lists and serves, so a file an agent writes can be downloaded by the client.
  *
  * Paths are the workspace's client paths (`/notes/a.md` or `notes/a.md`), parsed by
