@@ -247,6 +247,22 @@ describe('B: a scripted OpenAI-compatible model, authentication off', () => {
     expect(task.result ?? '').toBe('');
   });
 
+  it('a standard-mode answer after a tool call streams as a new paragraph after the narration before the call', async () => {
+    llm.reset();
+    llm.enqueue(
+      { type: 'completion', content: 'Let me look.', toolCalls: [{ id: 'c1', name: 'no_such_tool', arguments: '{}' }] },
+      { type: 'completion', content: ['The ', 'answer.'] },
+    );
+    const stream = await oai.chat.completions.create({
+      model: 'team-standard',
+      messages: [{ role: 'user', content: `narrate ${randomUUID()}` }],
+      stream: true,
+    } as never);
+    const chunks: any[] = [];
+    for await (const c of stream as unknown as AsyncIterable<any>) chunks.push(c);
+    expect(contentOf(chunks)).toBe('Let me look.\n\nThe answer.');
+  });
+
   it('cancels the task when a streaming client disconnects', async () => {
     llm.reset();
     const closed = llm.closedEarly;

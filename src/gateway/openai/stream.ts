@@ -34,6 +34,11 @@ export class CompletionStream implements Subscriber {
   feed?: Feed;
   /** The answer text sent so far. */
   sent = '';
+  /**
+   * A tool call came after answer text: that text was the agent's narration before the call, and
+   * the next turn's text starts a new paragraph instead of running on from it.
+   */
+  private toolSinceText = false;
   outcome?: Outcome;
   /** The response is over (ended, or the client went away). */
   finished = false;
@@ -67,10 +72,13 @@ export class CompletionStream implements Subscriber {
       if (e.type === 'LLM_PARTIAL') {
         if (isFinalAnswer(e) && e.message) {
           flushEvents();
+          if (this.toolSinceText) text += '\n\n';
+          this.toolSinceText = false;
           text += e.message;
         }
         continue;
       }
+      if (e.type === 'TOOL_INVOKED' && (this.sent || text)) this.toolSinceText = true;
       this.outcome = outcomeOf(e) ?? this.outcome;
       if (FORWARDED_EVENTS.has(e.type)) {
         flushText();
