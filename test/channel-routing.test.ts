@@ -1,7 +1,7 @@
 /**
  * Channel routing end to end (issue 9, section 2.3), one gateway on a real nats-server and the
  * test database, the platforms' APIs played by a local server:
- * - no daemon claims a message within the pending-message TTL (2 s here): the default agent
+ * - no daemon claims a message within the pending-message TTL (5 s here): the default agent
  *   route runs it as the channel owner's task and posts the result to the thread (platform_a
  *   chat.postMessage in the thread; platform_b push to the conversation);
  * - config.agent_name naming a skill runs it; naming no agent: `Agent not found: <name>` posted;
@@ -50,7 +50,9 @@ beforeAll(async () => {
   env = {
     GATEWAY_SKIP_AUTH: '0',
     PASSWORD_SCRYPT_N: '1024',
-    DAEMON_PENDING_TTL_SECONDS: '2',
+    // Long enough for a daemon that connects once the message is pending to claim it on a loaded
+    // machine (the late-daemon case), short enough for the agent-route cases to wait it out.
+    DAEMON_PENDING_TTL_SECONDS: '5',
     DAEMON_CLAIM_TTL_SECONDS: '5',
     PLATFORM_A_API_URL: platform.url,
     PLATFORM_B_API_URL: platform.url,
@@ -192,8 +194,8 @@ describe('channel routing', () => {
     const sent = Date.now();
     await webhookA(t, ch.id, 'What is the capital of France?', '1700000100.000100');
     const post = await waitFor(async () => postsTo('/chat.postMessage', (b) => b.thread_ts === '1700000100.000100')[0], 30_000, 100);
-    // Not before the pending-message TTL (2 s): the message waited for a daemon first.
-    expect(post.at - sent).toBeGreaterThanOrEqual(2000);
+    // Not before the pending-message TTL (5 s): the message waited for a daemon first.
+    expect(post.at - sent).toBeGreaterThanOrEqual(5000);
     expect(post.body).toMatchObject({ channel: 'C42', thread_ts: '1700000100.000100', mrkdwn: true });
     expect(post.headers.authorization).toBe(`Bearer ${A_CREDS.bot_token}`);
     // The task ran as the channel's owner, and what was posted is its result.
