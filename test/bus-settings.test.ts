@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUCKETS, CONSUMERS, STREAMS, connectBus, openBucket, type BusOptions } from '../src/bus/index.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BUCKETS, CONSUMERS, STREAMS, connectBus, coreReplicas, openBucket, type BusOptions } from '../src/bus/index.js';
 import { createLogger } from '../src/kernel/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
 
@@ -81,6 +81,47 @@ describe('topology settings on restart', () => {
     } finally {
       await second.close();
     }
+  });
+
+  it('EVENTS with a max age under the 2-minute de-duplication window: created, then updated', async () => {
+    // A server of the suite's own would already have EVENTS: delete it, so the short age is also a create.
+    await jsm.streams.delete(STREAMS.events).catch(() => undefined);
+    const first = await connectBus(opts({ eventsMaxAgeSeconds: 30 }), log);
+    await first.close();
+    const created = (await jsm.streams.info(STREAMS.events)).config;
+    expect(created.max_age).toBe(s(30_000));
+    expect(created.duplicate_window).toBe(s(30_000));
+    // From a day down to 1 s (the least EVENTS_MAX_AGE_SECONDS allows) on an existing stream, and back.
+    await (await connectBus(opts({ eventsMaxAgeSeconds: 86_400 }), log)).close();
+    expect((await jsm.streams.info(STREAMS.events)).config.duplicate_window).toBe(s(120_000));
+    await (await connectBus(opts({ eventsMaxAgeSeconds: 1 }), log)).close();
+    const updated = (await jsm.streams.info(STREAMS.events)).config;
+    expect(updated.max_age).toBe(s(1000));
+    expect(updated.duplicate_window).toBe(s(1000));
+    await (await connectBus(opts({}), log)).close();
+    expect((await jsm.streams.info(STREAMS.events)).config.duplicate_window).toBe(s(120_000));
+  });
+
+  it('openBucket: replicas are set when given, and an existing bucket keeps its own when not', async () => {
+    const name = `REPLICAS_${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+    await openBucket(nc, jsm, name, { ttlMs: 60_000 });
+    // A single server holds one replica only: a bucket of three is seen through a view of its info.
+    const update = vi.fn(() => Promise.resolve());
+    const three = {
+      streams: {
+        info: async (stream: string) => {
+          const info = await jsm.streams.info(stream);
+          return { ...info, config: { ...info.config, num_replicas: 3 } };
+        },
+        update,
+      },
+    } as unknown as JetStreamManager;
+    await openBucket(nc, three, name, { ttlMs: 60_000 });
+    expect(update).not.toHaveBeenCalled();
+    await openBucket(nc, three, name, { ttlMs: 60_000, replicas: 1 });
+    expect(update).toHaveBeenCalledWith(`KV_${name}`, expect.objectContaining({ num_replicas: 1 }));
+    // Buckets opened outside the topology take its replicas.
+    expect(await coreReplicas(jsm)).toBe(1);
   });
 
   it('openBucket: a bucket first opened with one TTL gets another, and entries expire by the new one', async () => {

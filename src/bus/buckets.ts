@@ -15,6 +15,10 @@ export interface BucketSettings {
   ttlMs: number;
   /** Revisions kept per key (default 1). */
   history?: number;
+  /**
+   * Copies kept in a cluster. Unset: a new bucket gets the server's default (1) and an existing
+   * one keeps its own, so a caller that does not know the configured value never shrinks it.
+   */
   replicas?: number;
 }
 
@@ -22,13 +26,18 @@ export interface BucketSettings {
 const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
 /**
- * The stream settings a bucket's settings stand for (the ones an update may change). The
- * de-duplication window is what the server gives a new stream of that max age: a shorter TTL
- * must shorten it too, or the update is refused.
+ * The de-duplication window the server gives a new stream of this max age (ms; 0: none): the
+ * default, or the max age when shorter. A stream updated to a shorter max age needs the shorter
+ * window too, or the update is refused.
  */
-function streamSettings(o: BucketSettings): Pick<StreamConfig, 'max_age' | 'max_msgs_per_subject' | 'num_replicas' | 'duplicate_window'> {
-  const dup = o.ttlMs > 0 ? Math.min(DUPLICATE_WINDOW_MS, o.ttlMs) : DUPLICATE_WINDOW_MS;
-  return { max_age: nanos(o.ttlMs), max_msgs_per_subject: o.history ?? 1, num_replicas: o.replicas ?? 1, duplicate_window: nanos(dup) };
+export function duplicateWindowMs(maxAgeMs: number): number {
+  return maxAgeMs > 0 ? Math.min(DUPLICATE_WINDOW_MS, maxAgeMs) : DUPLICATE_WINDOW_MS;
+}
+
+/** The stream settings a bucket's settings stand for (the ones an update may change). */
+function streamSettings(o: BucketSettings): Partial<Pick<StreamConfig, 'max_age' | 'max_msgs_per_subject' | 'num_replicas' | 'duplicate_window'>> {
+  const want = { max_age: nanos(o.ttlMs), max_msgs_per_subject: o.history ?? 1, duplicate_window: nanos(duplicateWindowMs(o.ttlMs)) };
+  return o.replicas === undefined ? want : { ...want, num_replicas: o.replicas };
 }
 
 export async function openBucket(nc: NatsConnection, jsm: JetStreamManager, name: string, o: BucketSettings): Promise<KV> {
@@ -43,5 +52,5 @@ export async function openBucket(nc: NatsConnection, jsm: JetStreamManager, name
     if (Object.entries(want).some(([k, v]) => cur[k] !== v)) await jsm.streams.update(stream, { ...info.config, ...want });
   }
   // Created when missing (two processes creating it at once with one configuration both succeed).
-  return new Kvm(nc).create(name, { history: o.history ?? 1, replicas: o.replicas ?? 1, ttl: o.ttlMs });
+  return new Kvm(nc).create(name, { history: o.history ?? 1, ttl: o.ttlMs, ...(o.replicas === undefined ? {} : { replicas: o.replicas }) });
 }

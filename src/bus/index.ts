@@ -8,10 +8,19 @@
  * - Every subject, stream, consumer, bucket and key name is built in subjects.ts; client ids
  *   are validated as subject tokens, so none can widen a subscription.
  * - openBucket() is the one way to open a bucket with settings (same guarantee as above);
- *   kvSnapshot() lists a bucket in one bounded pass.
+ *   buckets opened outside the topology take its replicas from coreReplicas(), and a bucket
+ *   opened without replicas keeps the ones it has. kvSnapshot() lists a bucket in one bounded pass.
  */
 export { connectBus, type Bus, type BusOptions } from './connect.js';
-export { CHANNEL_INBOX_DEDUPE_MS, CHANNEL_INBOX_MAX_AGE_MS, LLM_CACHE_TTL_MS, ensureTopology, type CoreBuckets, type TopologySettings } from './topology.js';
+export {
+  CHANNEL_INBOX_DEDUPE_MS,
+  CHANNEL_INBOX_MAX_AGE_MS,
+  LLM_CACHE_TTL_MS,
+  coreReplicas,
+  ensureTopology,
+  type CoreBuckets,
+  type TopologySettings,
+} from './topology.js';
 export { BUCKETS, CONSUMERS, STREAMS, kvKeys, subjects, token } from './subjects.js';
 export {
   EVENT_TYPES,

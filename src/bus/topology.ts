@@ -8,7 +8,7 @@
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
-import { openBucket } from './buckets.js';
+import { duplicateWindowMs, openBucket } from './buckets.js';
 import { upsertConsumer } from './durable-worker.js';
 import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
 
@@ -59,6 +59,17 @@ export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, 
   return { journal, idempotency, control, ratelimit, leases, llmCache };
 }
 
+/**
+ * The replicas the core buckets were given (NATS_REPLICAS of the process that ran
+ * `ensureTopology`), for buckets opened where the configuration is not passed; undefined when
+ * unknown (no topology yet, or the server did not answer): `openBucket` then leaves an existing
+ * bucket's replicas as they are.
+ */
+export async function coreReplicas(jsm: JetStreamManager): Promise<number | undefined> {
+  const info = await jsm.streams.info(`KV_${BUCKETS.control}`).catch(() => undefined);
+  return info?.config.num_replicas || undefined;
+}
+
 /** Creates a stream, or updates the settings of an existing one that differ. */
 async function upsertStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<void> {
   try {
@@ -93,7 +104,8 @@ async function ensureStreams(jsm: JetStreamManager, o: TopologySettings): Promis
     max_age: nanos(o.eventsMaxAgeSeconds * 1000),
     max_msgs_per_subject: o.eventsMaxPerWorkflow,
     discard: DiscardPolicy.Old,
-    duplicate_window: nanos(2 * 60 * 1000),
+    // The server refuses a window longer than the max age (EVENTS_MAX_AGE_SECONDS may be 1).
+    duplicate_window: nanos(duplicateWindowMs(o.eventsMaxAgeSeconds * 1000)),
     allow_direct: true,
   });
   await upsertStream(jsm, {

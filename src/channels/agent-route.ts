@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
-import { BUCKETS, kvKeys, kvSnapshot, openBucket, type Bus } from '../bus/index.js';
+import { BUCKETS, coreReplicas, kvKeys, kvSnapshot, openBucket, type Bus } from '../bus/index.js';
 import { Code, TERMINAL_STATUSES, toAppError, type Logger } from '../kernel/index.js';
 import type { InboundMessage } from './inbound.js';
 import type { ChannelOutbox } from './outbox.js';
@@ -100,9 +100,10 @@ export class ChannelAgentRoute {
   }
 
   static async start(d: AgentRouteDeps): Promise<ChannelAgentRoute> {
-    // Records leave explicitly (answered): no TTL.
-    const kv = await openBucket(d.bus.nc, d.bus.jsm, BUCKETS.channelTasks, { ttlMs: 0 });
-    const done = await openBucket(d.bus.nc, d.bus.jsm, BUCKETS.channelTasksDone, { ttlMs: 24 * 3600 * 1000 });
+    // Replicated as the core buckets are (NATS_REPLICAS). Records leave explicitly (answered): no TTL.
+    const replicas = await coreReplicas(d.bus.jsm);
+    const kv = await openBucket(d.bus.nc, d.bus.jsm, BUCKETS.channelTasks, { ttlMs: 0, replicas });
+    const done = await openBucket(d.bus.nc, d.bus.jsm, BUCKETS.channelTasksDone, { ttlMs: 24 * 3600 * 1000, replicas });
     const r = new ChannelAgentRoute(kv, done, d);
     r.timer = setInterval(() => {
       if (r.watching) return;

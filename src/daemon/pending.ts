@@ -7,7 +7,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BUCKETS, kvKeys, kvSnapshot, openBucket } from '../bus/index.js';
+import { BUCKETS, coreReplicas, kvKeys, kvSnapshot, openBucket } from '../bus/index.js';
 import type { DaemonMessage, Owner } from './protocol.js';
 
 export interface Pending {
@@ -41,7 +41,9 @@ export class PendingStore {
   ) {}
 
   static async open(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager): Promise<PendingStore> {
-    return new PendingStore(await openBucket(nc, jsm, BUCKETS.daemonPending, { ttlMs: LEAK_BOUND_MS }), js, jsm);
+    // Replicated as the core buckets are (NATS_REPLICAS): the hub is not given the bus options.
+    const replicas = await coreReplicas(jsm);
+    return new PendingStore(await openBucket(nc, jsm, BUCKETS.daemonPending, { ttlMs: LEAK_BOUND_MS, replicas }), js, jsm);
   }
 
   /** Stores a new entry; its revision. Throws when the message is pending already. */

@@ -8,7 +8,7 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BUCKETS, kvKeys, openBucket } from '../bus/index.js';
+import { BUCKETS, coreReplicas, kvKeys, openBucket } from '../bus/index.js';
 
 const SIGNAL_TTL_MS = 24 * 3600 * 1000;
 const enc = new TextEncoder();
@@ -18,7 +18,9 @@ export class WorkflowSignals {
   private constructor(private readonly kv: KV) {}
 
   static async open(nc: NatsConnection, jsm: JetStreamManager): Promise<WorkflowSignals> {
-    return new WorkflowSignals(await openBucket(nc, jsm, BUCKETS.daemonSignals, { ttlMs: SIGNAL_TTL_MS }));
+    // Replicated as the core buckets are (NATS_REPLICAS): a signal must outlive a lost server.
+    const replicas = await coreReplicas(jsm);
+    return new WorkflowSignals(await openBucket(nc, jsm, BUCKETS.daemonSignals, { ttlMs: SIGNAL_TTL_MS, replicas }));
   }
 
   /** Stores the signal `key` of a workflow (JSON); resolved once stored durably. */
