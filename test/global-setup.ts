@@ -7,7 +7,8 @@
  * On PGlite (one database, one session) every file shares the one database.
  *
  * Database, in order of preference:
- * 1. TEST_DATABASE_URL, if set (a real PostgreSQL you provide; tests share it);
+ * 1. TEST_DATABASE_URL, if set (a real PostgreSQL you provide, whose role may CREATE DATABASE:
+ *    the run fails otherwise; databases that killed runs left there are dropped);
  * 2. a throwaway real PostgreSQL started from the installed server binaries;
  * 3. embedded PGlite (with a console message saying so), unless REQUIRE_REAL_POSTGRES=1,
  *    in which case the run fails.
@@ -21,6 +22,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../src/embedded/pglite.js';
 import { startTestNats } from './harness/nats.js';
 import { createTemplateDatabase, databasesWithPrefix, dropDatabases, migrateShared, newRunPrefix } from './harness/databases.js';
+import { dropStaleDatabases } from './harness/stale-databases.js';
 import { startPostgresServer } from './harness/postgres-server.js';
 
 declare module 'vitest' {
@@ -79,6 +81,17 @@ async function startDatabase(): Promise<{ url: string; kind: 'postgres' | 'pglit
   }
 }
 
+function cannotCreateDatabases(url: string, err: unknown): string {
+  const u = new URL(url);
+  const role = decodeURIComponent(u.username) || 'the role of TEST_DATABASE_URL';
+  u.password = '';
+  return (
+    `[test setup] Cannot create the test databases on ${u.toString()} (${err instanceof Error ? err.message : String(err)}). ` +
+    `Each test file gets a database of its own, so the role needs CREATEDB: run \`ALTER ROLE ${role} CREATEDB;\` as a superuser, ` +
+    `or unset TEST_DATABASE_URL (a throwaway server is started), or set TEST_DATABASE_KIND=pglite.`
+  );
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const stops: Stop[] = [];
   const teardown = async () => {
@@ -99,15 +112,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (db.kind === 'postgres') {
       // Drop the template and any file's database left behind, even on a server we did not start.
       stops.push(async () => dropDatabases(db.url, await databasesWithPrefix(db.url, prefix)));
+      const stale = await dropStaleDatabases(db.url, prefix);
+      if (stale.length) console.warn(`[test setup] Dropped ${stale.length} database(s) that earlier, killed runs left: ${stale.join(', ')}`);
       try {
         template = await createTemplateDatabase(db.url, prefix);
       } catch (err) {
-        console.warn(`[test setup] Cannot create a template database (${err instanceof Error ? err.message : String(err)}); every test file shares ${db.url}.`);
+        // Sharing one database would let the files that run at once see each other's rows.
+        throw new Error(cannotCreateDatabases(db.url, err), { cause: err });
       }
+    } else {
+      // PGlite: the files share the one database (one after another); it is migrated here once.
+      await migrateShared(db.url);
     }
-
-    // Files that share the one database find it migrated too, as their own copies are.
-    if (!template) await migrateShared(db.url);
 
     project.provide('natsUrl', natsUrl);
     project.provide('pgUrl', db.url);

@@ -6,15 +6,34 @@
  * no test has to clean up after another file's reconciler or scheduler.
  *
  * Names carry a per-run prefix so that a run against a server you provide
- * (TEST_DATABASE_URL) can drop exactly what it created, leftovers included.
+ * (TEST_DATABASE_URL) can drop exactly what it created, leftovers included, and, from its
+ * timestamp, what killed runs left (stale-databases.ts).
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { migrate } from '../../src/store/index.js';
 
-/** Prefix of every database this run creates; the template is `<prefix>_template`. */
-export function newRunPrefix(): string {
-  return `taskorch_test_${randomBytes(4).toString('hex')}`;
+/** What every test database's name starts with. */
+export const RUN_PREFIX_ROOT = 'taskorch_test_';
+
+/**
+ * Prefix of every database this run creates; the template is `<prefix>_template`. It carries
+ * the run's start (seconds, base 36) so that a later run can tell a killed run's leftovers
+ * from a running suite's databases (stale-databases.ts).
+ */
+export function newRunPrefix(now = Date.now()): string {
+  return `${RUN_PREFIX_ROOT}t${Math.floor(now / 1000).toString(36)}_${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * The run a database belongs to: its prefix, and when the run started (ms) if the name says;
+ * names of the harness before the timestamp (`taskorch_test_<8 hex>`) have none.
+ */
+export function runStartedAt(name: string): { prefix: string; at?: number } | undefined {
+  const now = /^taskorch_test_t([0-9a-z]{1,10})_[0-9a-f]{4}(?=_|$)/.exec(name);
+  if (now) return { prefix: now[0], at: parseInt(now[1]!, 36) * 1000 };
+  const before = /^taskorch_test_[0-9a-f]{8}(?=_|$)/.exec(name);
+  return before ? { prefix: before[0] } : undefined;
 }
 
 /** `url` with its database name replaced by `name`. */

@@ -4,9 +4,9 @@
  * `inject('pgUrl')` return it. Every existing `inject('pgUrl')` call, in tests and helpers,
  * thereby reaches the file's own database without a change.
  *
- * When global setup made no template (embedded PGlite, which has a single database and
- * serves one session; or a server that refused CREATE DATABASE), files keep the shared
- * database and run one after another (see vitest.config.ts).
+ * On embedded PGlite (a single database, served through one session) global setup makes no
+ * template: files keep the shared database and run one after another (see vitest.config.ts).
+ * A real server that refuses CREATE DATABASE fails the run in global setup instead.
  */
 import { basename } from 'node:path';
 import { afterAll, expect, inject } from 'vitest';
@@ -32,7 +32,7 @@ if (template) {
     .replace(/[^a-z0-9]+/gi, '_')
     .toLowerCase()
     .slice(0, 24);
-  // PostgreSQL names are at most 63 bytes: prefix (22) + file (24) + suffix (9).
+  // PostgreSQL names are at most 63 bytes: prefix (26) + file (24) + suffix (at most 9), with separators.
   const name = `${inject('pgPrefix')}_${file}_${process.pid.toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const db = await createDatabaseFromTemplate(server, template, name);
   overrideInjected('pgUrl', db.url);
