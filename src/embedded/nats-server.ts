@@ -10,10 +10,13 @@
  *
  * The server runs in a process group of its own, so that only its parent decides when it
  * stops; a watchdog (watchdog.ts) stops it when the parent ends without having done so.
+ * Its output goes to `nats-server.log` in `storeDir`, never to a pipe: a pipe whose reader
+ * (this process) is gone would kill it with SIGPIPE at its first log line, in the middle of
+ * the clean shutdown the watchdog asked for.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { accessSync, closeSync, constants as fsConstants, openSync, statSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { connect as netConnect } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,7 +30,9 @@ export const DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024;
 
 const START_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 5_000;
-const STDERR_KEEP_BYTES = 16 * 1024;
+const LOG_TAIL_BYTES = 16 * 1024;
+/** Past this size at a start, the log is moved to `nats-server.log.1` (replacing the older one). */
+const LOG_ROTATE_BYTES = 16 * 1024 * 1024;
 
 export interface NatsServerLogger {
   info: (...args: any[]) => void;
@@ -78,6 +83,42 @@ function isExecutableFile(path: string): boolean {
  * then /usr/sbin, /usr/bin, /usr/local/bin (Debian installs it in /usr/sbin, which is not
  * on every user's PATH).
  */
+/** The config file of the server on `storeDir`: its `-c` argument names the store's server. */
+export function natsServerConfigPath(storeDir: string): string {
+  return join(resolve(storeDir), 'nats-server.conf');
+}
+
+/**
+ * Opens the store's log for appending, rotated once it has grown large; the returned
+ * offset is where this start's output begins.
+ */
+async function openLog(path: string): Promise<{ fd: number; from: number }> {
+  const size = await stat(path).then(
+    (s) => s.size,
+    () => 0,
+  );
+  if (size > LOG_ROTATE_BYTES) await rename(path, `${path}.1`);
+  return { fd: openSync(path, 'a'), from: size > LOG_ROTATE_BYTES ? 0 : size };
+}
+
+/** The last LOG_TAIL_BYTES the server wrote to its log since offset `from`. */
+async function readLogTail(path: string, from: number): Promise<string> {
+  try {
+    const f = await open(path, 'r');
+    try {
+      const size = (await f.stat()).size;
+      const start = Math.max(from, size - LOG_TAIL_BYTES);
+      const buf = Buffer.alloc(Math.max(0, size - start));
+      await f.read(buf, 0, buf.length, start);
+      return buf.toString('utf8');
+    } finally {
+      await f.close();
+    }
+  } catch {
+    return '';
+  }
+}
+
 export function findNatsServerBinary(): string | undefined {
   const fromEnv = process.env.NATS_SERVER_BIN;
   if (fromEnv) return isExecutableFile(fromEnv) ? resolve(fromEnv) : undefined;
@@ -193,7 +234,8 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
   const requestedPort = opts.port ?? 0;
   const storeDir = resolve(opts.storeDir);
   const portsDir = join(storeDir, 'ports');
-  const configPath = join(storeDir, 'nats-server.conf');
+  const configPath = natsServerConfigPath(storeDir);
+  const logPath = join(storeDir, 'nats-server.log');
   const logger = opts.logger;
 
   if (opts.syncInterval && !supportsSyncInterval(natsServerVersion(binary))) {
@@ -205,18 +247,22 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
     renderConfig({ host, port: requestedPort, storeDir, portsDir, maxPayload: opts.maxPayload ?? DEFAULT_MAX_PAYLOAD, syncInterval: opts.syncInterval }),
   );
 
-  // Detached: a signal to the service's process group (systemd's KillMode, Ctrl-C) must not
-  // stop the server under a service that is still draining into it; the service stops it last,
-  // and the watchdog stops it if the service ends in any other way.
+  // Detached: a signal to the service's process group (a terminal's Ctrl-C, `kill -- -pgid`)
+  // must not stop the server under a service that is still draining into it; the service stops
+  // it last, and the watchdog stops it if the service ends in any other way. (systemd's default
+  // KillMode=control-group signals every process of the unit, this one included: the supervisor
+  // allows for that, and deploy/README.md recommends KillMode=mixed.)
+  // nats-server logs to stderr; its stderr is the log file, config errors before logging starts
+  // included, so a failed start can still be explained.
+  const log = await openLog(logPath);
   const argv = [binary, '-c', configPath];
-  const child = spawn(binary, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let child: ChildProcess;
+  try {
+    child = spawn(binary, argv.slice(1), { stdio: ['ignore', 'ignore', log.fd], detached: true });
+  } finally {
+    closeSync(log.fd); // the child has its own copy
+  }
   const watchdog = child.pid !== undefined ? watchOverChild(child, argv, STOP_GRACE_MS) : undefined;
-  // nats-server logs to stderr; keep the tail for error reports, never let the pipe fill up.
-  let stderrTail = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderrTail = (stderrTail + chunk).slice(-STDERR_KEEP_BYTES);
-  });
   let spawnError: Error | undefined;
   child.once('error', (err) => {
     spawnError = err;
@@ -227,9 +273,10 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
       child.kill('SIGKILL');
       await waitForExit(child, 2000);
     }
-    watchdog?.dismiss();
-    if (stderrTail) logger?.warn({ stderr: stderrTail }, `nats-server output (${binary})`);
-    const tail = stderrTail.trim().split('\n').slice(-5).join('\n');
+    await watchdog?.dismiss();
+    const output = await readLogTail(logPath, log.from);
+    if (output) logger?.warn({ stderr: output }, `nats-server output (${binary})`);
+    const tail = output.trim().split('\n').slice(-5).join('\n');
     throw new Error(`nats-server failed to start: ${reason}${tail ? `\n${tail}` : ''}`);
   };
 
@@ -275,6 +322,7 @@ export async function startNatsServer(opts: StartNatsServerOptions): Promise<Nat
             await waitForExit(child, STOP_GRACE_MS);
           }
         }
+        await watchdog?.dismiss();
         // nats-server removes its ports file on a clean exit, not after SIGKILL.
         const names = await readdir(portsDir).catch(() => [] as string[]);
         await Promise.all(names.filter((n) => n.endsWith(`_${pid}.ports`)).map((n) => rm(join(portsDir, n), { force: true })));

@@ -24,8 +24,11 @@ exit 0
 `;
 
 export interface Watchdog {
-  /** The parent stopped the child itself: the watchdog has nothing left to do. */
-  dismiss(): void;
+  /**
+   * The parent stopped the child itself: the watchdog has nothing left to do. Settles once
+   * the watchdog has exited, so that nothing started for the child is left after it.
+   */
+  dismiss(): Promise<void>;
 }
 
 /**
@@ -39,14 +42,25 @@ export function watchOverChild(child: ChildProcess, argv: string[], graceMs: num
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore'],
   });
-  dog.on('error', () => {}); // no /bin/sh: the parent's own stop() still runs on an orderly exit
+  // No /bin/sh ('error', no 'exit'): the parent's own stop() still runs on an orderly exit.
+  const dogExited = new Promise<void>((done) => {
+    dog.once('exit', () => done());
+    dog.once('error', () => done());
+  });
   // Neither the watchdog nor its pipe keeps this process alive.
   dog.unref();
   dog.stdin?.on('error', () => {});
   (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  let dismissed: Promise<void> | undefined;
   return {
     dismiss() {
-      if (dog.exitCode === null && dog.signalCode === null) dog.kill('SIGKILL');
+      dismissed ??= (() => {
+        if (dog.pid === undefined || dog.exitCode !== null || dog.signalCode !== null) return Promise.resolve();
+        dog.ref(); // its exit is awaited now, even by a process with nothing else to do
+        dog.kill('SIGKILL');
+        return dogExited;
+      })();
+      return dismissed;
     },
   };
 }
