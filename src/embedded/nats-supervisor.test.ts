@@ -1,13 +1,16 @@
 /**
  * The supervisor's shutdown rules: an exit after shutdown began is not answered with a
  * restart, and stop() during a restart stops the restarted server too (nothing outlives it).
- * Positive control: while supervising, an exit is answered with a restart.
+ * Positive control: while supervising, an exit is answered with a restart. And a stale pid file
+ * never gets an unrelated nats-server stopped.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { findNatsServerBinary } from './nats-server.js';
 import { startSupervisedNatsServer, type SupervisedNatsServer } from './nats-supervisor.js';
 
 const dirs: string[] = [];
@@ -23,9 +26,13 @@ function recorder() {
   return { lines, logger: { info: rec, warn: rec, error: rec } };
 }
 
-async function supervised() {
-  const storeDir = mkdtempSync(join(tmpdir(), 'nats-supervisor-'));
-  dirs.push(storeDir);
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'nats-supervisor-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function supervised(storeDir = tempDir()) {
   const log = recorder();
   const srv = await startSupervisedNatsServer({ storeDir, logger: log.logger });
   servers.push(srv);
@@ -91,5 +98,22 @@ describe('supervised nats-server', () => {
     await until(() => lines.some((l) => l.includes('exited unexpectedly')));
     await srv.stop();
     expect(processesNaming(storeDir)).toEqual([]);
+  }, 30_000);
+
+  it('a stale pid file naming another nats-server leaves that server running', async () => {
+    const other = tempDir();
+    const unrelated = spawn(findNatsServerBinary()!, ['-p', '-1', '-sd', other], { stdio: 'ignore' });
+    try {
+      await until(() => processesNaming(other).length === 1);
+      const storeDir = tempDir();
+      writeFileSync(join(storeDir, 'nats-server.pid'), String(unrelated.pid));
+      await supervised(storeDir);
+      expect(unrelated.exitCode).toBeNull();
+      expect(unrelated.signalCode).toBeNull();
+      expect(processesNaming(other)).toEqual([unrelated.pid]);
+    } finally {
+      unrelated.kill('SIGKILL');
+      await gone(unrelated.pid!);
+    }
   }, 30_000);
 });
