@@ -1,8 +1,11 @@
 /**
  * Entry point: `npm start`. Foreground process; SIGTERM/SIGINT shut it down cleanly
  * (in-flight workflows are handed back to the work queue for another worker), whether sent to
- * this process or to its whole process group (systemd, Ctrl-C): the embedded nats-server is
- * outside that group and stops last, after the service has drained.
+ * this process or to its whole process group (Ctrl-C, `kill -- -pgid`): the embedded
+ * nats-server is outside that group and stops last, after the service has drained. systemd's
+ * default KillMode=control-group is not a group signal: it signals every process of the unit,
+ * the nats-server too, which then stops while the service drains (nothing is restarted or left
+ * behind, but the drain loses its bus); deploy/README.md recommends KillMode=mixed.
  */
 import { ConfigError, loadConfig } from './config/index.js';
 import { createLogger, resolveLogFormat } from './kernel/index.js';
@@ -22,13 +25,22 @@ async function main(): Promise<void> {
   const format = resolveLogFormat(cfg.logFormat);
   const log = createLogger({ level: cfg.logLevel, format });
   // Listened for from the start: a signal during start-up stops the service once it is up
-  // (startApp undoes a failed start itself), instead of killing it half-started.
+  // (startApp undoes a failed start itself), instead of killing it half-started. A second one
+  // before then is someone who will not wait: exit at once, as an unhandled signal would (the
+  // embedded nats-server's watchdog stops the server).
   let app: App | undefined = undefined;
   let signalled: string | undefined;
   const stop = async (signal: string) => {
+    if (!app && signalled) {
+      log.warn({ signal }, 'second signal during start-up; exiting without a clean shutdown');
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
     if (signalled) return;
     signalled = signal;
-    if (!app) return; // stopped right after start-up
+    if (!app) {
+      log.info({ signal }, 'signal during start-up: stopping once started (a second one exits at once)');
+      return; // stopped right after start-up
+    }
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown took longer than 20 s; exiting');
