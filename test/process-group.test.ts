@@ -6,13 +6,16 @@
  * terminal state once the service runs again on the same data folder. systemd's default
  * KillMode=control-group is not a group signal: it signals every process of the unit at the same
  * moment, the nats-server and its watchdog included; the nats-server's exit then is not answered
- * with a restart either. And a SIGKILL, which the service cannot answer, still leaves nothing
- * running.
+ * with a restart either. A SIGKILL, which the service cannot answer, still leaves nothing
+ * running, and the nats-server shuts down cleanly (its log is a file: no pipe to a dead reader).
+ * A second Ctrl-C during start-up exits at once.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TERMINAL_STATUSES } from '../src/kernel/index.js';
 import { json, waitFor } from './helpers/app.js';
@@ -67,6 +70,15 @@ function processTree(root: number): number[] {
   const tree = [root];
   for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
   return tree;
+}
+
+/** The last lines of the embedded nats-server's log. */
+function natsLogEnd(): string {
+  return readFileSync(join(dataDir, 'nats', 'nats-server.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(-3)
+    .join('\n');
 }
 
 const env = {
@@ -198,5 +210,31 @@ describe('a signal to the whole process group', () => {
     await waitFor(async () => processesNaming(dataDir).length === 0, 15_000, 100).catch(() => {
       throw new Error(`left running after the service was killed: ${JSON.stringify(processesNaming(dataDir))}`);
     });
+    expect(natsLogEnd()).toMatch(/Server Exiting/);
+  }, 120_000);
+
+  it('a second SIGINT during start-up exits at once (130); the nats-server it started is stopped', async () => {
+    // Not startServiceProcess: that waits for "ready", and this must act before it.
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    started.push({ proc } as ServiceProcess);
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    await waitFor(async () => out.includes('embedded nats-server started'), 60_000, 20);
+    proc.kill('SIGINT');
+    await waitFor(async () => out.includes('signal during start-up'), 10_000, 5);
+    expect(out).not.toMatch(/"msg":"ready/); // else this tested the deferred stop, not start-up
+    proc.kill('SIGINT');
+    expect(await exited).toBe(130);
+    await waitFor(async () => processesNaming(dataDir).length === 0, 15_000, 100).catch(() => {
+      throw new Error(`left running after the service exited: ${JSON.stringify(processesNaming(dataDir))}`);
+    });
+    expect(natsLogEnd()).toMatch(/Server Exiting/);
   }, 120_000);
 });
