@@ -46,19 +46,22 @@ class CalculatorWorkers {
 
   constructor(
     private readonly timeoutMs: number,
-    size: number,
+    private readonly size: number,
   ) {
     this.limit = pLimit(size);
   }
 
-  /** Resolves when a worker is ready for the next call (starting one if none is idle). */
+  /**
+   * Resolves when the pool's workers are ready (starting the missing ones), so that calls made
+   * at once never wait for a cold start inside their time limit; a call that finds every worker
+   * busy waits its turn without a start of its own.
+   */
   async warm(signal: AbortSignal): Promise<void> {
-    let next = this.idle.at(-1);
-    if (!next) {
-      next = this.spawn();
-      this.idle.push(next);
-    }
-    await raceAbort(next.ready, signal);
+    while (this.live.size < this.size) this.idle.push(this.spawn());
+    await raceAbort(
+      Promise.all(this.idle.map((s) => s.ready)).then(() => undefined),
+      signal,
+    );
   }
 
   evaluate(expression: string, signal: AbortSignal): Promise<CalculatorResult> {
