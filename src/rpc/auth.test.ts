@@ -3,11 +3,12 @@
 // read into the handler's context, and the client side (clientAuthInterceptor, transportAs)
 // sends what the server expects. No sockets.
 import { randomUUID } from 'node:crypto';
-import { Code, ConnectError, createClient, createRouterTransport, type Interceptor } from '@connectrpc/connect';
+import { Code, createClient, createRouterTransport, type Interceptor } from '@connectrpc/connect';
 import { describe, expect, it } from 'vitest';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import { CALLER, SYSTEM_CALLER, callAs, type RpcCaller } from '../kernel/index.js';
 import { callerOf, clientAuthInterceptor, serverAuthInterceptor, transportAs } from './auth.js';
+import { rpcFailure } from '../../test/helpers/connect.js';
 
 const TOKEN = 'unit-test-internal-token-0123456789abcdef';
 
@@ -43,16 +44,6 @@ const seen = async (t: ReturnType<typeof router>, opts?: ReturnType<typeof callA
 /** The caller the handler sees for a call with these headers. */
 const callerSeen = (h: Record<string, string>) => seen(router({ client: [headers(h)] }));
 
-async function code(p: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, message: e.rawMessage };
-  }
-  throw new Error('expected the call to fail');
-}
-
 const user = { userId: randomUUID(), tenantId: randomUUID() };
 const userHeaders = { 'x-caller-kind': 'user', 'x-caller-user-id': user.userId, 'x-caller-tenant-id': user.tenantId };
 
@@ -72,7 +63,7 @@ describe('serverAuthInterceptor', () => {
     for (const authorization of [undefined, '', TOKEN, `Basic ${TOKEN}`, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(1)}`, 'Bearer ']) {
       const h: Record<string, string> = { ...userHeaders };
       if (authorization !== undefined) h.authorization = authorization;
-      expect(await code(callerSeen(h)), String(authorization)).toEqual({ code: Code.Unauthenticated, message: 'internal RPC token missing or invalid' });
+      expect(await rpcFailure(callerSeen(h)), String(authorization)).toEqual({ code: Code.Unauthenticated, message: 'internal RPC token missing or invalid' });
     }
   });
 
@@ -85,7 +76,7 @@ describe('serverAuthInterceptor', () => {
       { 'x-caller-kind': 'user', 'x-caller-user-id': 'not-a-uuid' },
       { 'x-caller-kind': 'user', 'x-caller-user-id': user.userId, 'x-caller-tenant-id': 'not-a-uuid' },
     ]) {
-      const r = await code(callerSeen({ ...auth, ...h }));
+      const r = await rpcFailure(callerSeen({ ...auth, ...h }));
       expect(r.code, JSON.stringify(h)).toBe(Code.Unauthenticated);
       expect(r.message).toMatch(/caller identity missing or invalid/);
     }
@@ -93,7 +84,7 @@ describe('serverAuthInterceptor', () => {
 
   it('a handler behind no interceptor refuses: no caller in its context', async () => {
     const c = createClient(OrchestratorService, router({ serverInterceptor: false }));
-    expect(await code(c.getTaskStatus({ taskId: 'x' }))).toEqual({ code: Code.Unauthenticated, message: 'no authenticated caller' });
+    expect(await rpcFailure(c.getTaskStatus({ taskId: 'x' }))).toEqual({ code: Code.Unauthenticated, message: 'no authenticated caller' });
   });
 });
 
@@ -106,7 +97,7 @@ describe('clientAuthInterceptor and transportAs', () => {
   });
 
   it('a call without a caller is refused; transportAs supplies its default, and a call naming its own wins', async () => {
-    expect((await code(seen(server))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(seen(server))).code).toBe(Code.Unauthenticated);
     const asUser = transportAs(server, { kind: 'user', ...user });
     expect(await seen(asUser)).toEqual({ kind: 'user', ...user });
     expect(await seen(asUser, callAs(SYSTEM_CALLER))).toEqual({ kind: 'system' });
@@ -114,7 +105,7 @@ describe('clientAuthInterceptor and transportAs', () => {
 
   it('the wrong token on the client side is refused', async () => {
     const wrong = router({ client: [clientAuthInterceptor('another-token')] });
-    expect((await code(seen(wrong, callAs(SYSTEM_CALLER)))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(seen(wrong, callAs(SYSTEM_CALLER)))).code).toBe(Code.Unauthenticated);
   });
 
   it('CALLER is the key both sides use', () => {

@@ -5,7 +5,7 @@
 // answer (or the mapped error), and Embed / ListModels without a catalogue are
 // FailedPrecondition. No sockets, no model.
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
+import { Code, createClient, createRouterTransport } from '@connectrpc/connect';
 import { describe, expect, it, vi } from 'vitest';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
 import { type CompleteRequestSchema, LLMService } from '../gen/svc/v1/llm_pb.js';
@@ -13,6 +13,7 @@ import { SYSTEM_CALLER, callAs, unavailable, type Logger } from '../kernel/index
 import type { LlmProvider, LlmRequest, LlmResult, UsageStore } from '../llm/index.js';
 import { clientAuthInterceptor, serverAuthInterceptor } from './auth.js';
 import { TOKEN_ESTIMATE_METHOD, createLlmService } from './llm.js';
+import { rpcFailure } from '../../test/helpers/connect.js';
 
 const TOKEN = 'unit-test-internal-token-0123456789abcdef';
 const asSystem = callAs(SYSTEM_CALLER);
@@ -41,16 +42,6 @@ const ok = async (req: LlmRequest, onDelta?: (d: string) => void): Promise<LlmRe
   };
 };
 
-async function failure(p: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, message: e.rawMessage };
-  }
-  throw new Error('expected the call to fail');
-}
-
 describe('Complete', () => {
   it('answers through the provider at the default tier and records the call', async () => {
     const { client, usage } = setup(ok);
@@ -72,7 +63,7 @@ describe('Complete', () => {
       [{ messages: hello, tools: [{ name: 'no spaces allowed' }] }, 'tools[0].name must be 1 to 64 letters, digits, _ or -'],
       [{ messages: hello, tier: 42 as ModelTier }, 'invalid tier: 42'],
     ] as [MessageInitShape<typeof CompleteRequestSchema>, string][]) {
-      expect(await failure(client.complete(req, asSystem)), message).toEqual({ code: Code.InvalidArgument, message });
+      expect(await rpcFailure(client.complete(req, asSystem)), message).toEqual({ code: Code.InvalidArgument, message });
     }
     expect(llm.complete).not.toHaveBeenCalled();
   });
@@ -81,7 +72,7 @@ describe('Complete', () => {
     const { client, log } = setup(async () => {
       throw unavailable('every provider failed: p-1 rate limited');
     });
-    expect(await failure(client.complete({ messages: hello }, asSystem))).toEqual({
+    expect(await rpcFailure(client.complete({ messages: hello }, asSystem))).toEqual({
       code: Code.Unavailable,
       message: 'every provider failed: p-1 rate limited',
     });
@@ -92,13 +83,13 @@ describe('Complete', () => {
     const { client, log } = setup(async () => {
       throw new TypeError("Cannot read properties of undefined (reading 'secret-key-1234')");
     });
-    expect(await failure(client.complete({ messages: hello }, asSystem))).toEqual({ code: Code.Internal, message: 'internal error' });
+    expect(await rpcFailure(client.complete({ messages: hello }, asSystem))).toEqual({ code: Code.Internal, message: 'internal error' });
     expect(log.error).toHaveBeenCalledTimes(1);
   });
 
   it('refuses a call without an authenticated caller', async () => {
     const { client, llm } = setup(ok);
-    expect((await failure(client.complete({ messages: hello }))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(client.complete({ messages: hello }))).code).toBe(Code.Unauthenticated);
     expect(llm.complete).not.toHaveBeenCalled();
   });
 });
@@ -116,7 +107,7 @@ describe('StreamComplete', () => {
   it('ends with the mapped error: a bad argument, or a hidden internal failure after the deltas', async () => {
     const bad = setup(ok);
     expect(
-      await failure(
+      await rpcFailure(
         (async () => {
           for await (const _ of bad.client.streamComplete({ messages: [] }, asSystem));
         })(),
@@ -128,7 +119,7 @@ describe('StreamComplete', () => {
       throw new Error('socket hang up at 10.1.2.3');
     });
     const deltas: string[] = [];
-    const r = await failure(
+    const r = await rpcFailure(
       (async () => {
         for await (const m of broken.client.streamComplete({ messages: hello }, asSystem)) if (m.event.case === 'delta') deltas.push(m.event.value);
       })(),
@@ -142,20 +133,20 @@ describe('StreamComplete', () => {
 describe('Embed, ListModels, CountTokens', () => {
   it('Embed and ListModels without the model catalogue are FailedPrecondition; Embed checks its texts first', async () => {
     const { client } = setup(ok);
-    expect(await failure(client.embed({ texts: [] }, asSystem))).toEqual({ code: Code.InvalidArgument, message: 'texts is required' });
-    expect(await failure(client.embed({ texts: ['a', ''] }, asSystem))).toEqual({ code: Code.InvalidArgument, message: 'texts[1] is empty' });
-    expect(await failure(client.embed({ texts: ['a'] }, asSystem))).toEqual({
+    expect(await rpcFailure(client.embed({ texts: [] }, asSystem))).toEqual({ code: Code.InvalidArgument, message: 'texts is required' });
+    expect(await rpcFailure(client.embed({ texts: ['a', ''] }, asSystem))).toEqual({ code: Code.InvalidArgument, message: 'texts[1] is empty' });
+    expect(await rpcFailure(client.embed({ texts: ['a'] }, asSystem))).toEqual({
       code: Code.FailedPrecondition,
       message: 'Embed needs the model catalogue, which this process has not loaded',
     });
-    expect((await failure(client.listModels({}, asSystem))).code).toBe(Code.FailedPrecondition);
-    expect(await failure(client.listModels({ tier: 42 as ModelTier }, asSystem))).toEqual({ code: Code.InvalidArgument, message: 'invalid tier: 42' });
+    expect((await rpcFailure(client.listModels({}, asSystem))).code).toBe(Code.FailedPrecondition);
+    expect(await rpcFailure(client.listModels({ tier: 42 as ModelTier }, asSystem))).toEqual({ code: Code.InvalidArgument, message: 'invalid tier: 42' });
   });
 
   it('CountTokens estimates and says so', async () => {
     const { client } = setup(ok);
     const r = await client.countTokens({ messages: [{ role: 'user', content: 'abcdefgh' }], text: 'abcde' }, asSystem);
     expect(r).toEqual(expect.objectContaining({ tokenCount: 2 + 2, estimated: true, method: TOKEN_ESTIMATE_METHOD }));
-    expect((await failure(client.countTokens({ text: 'x' }))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(client.countTokens({ text: 'x' }))).code).toBe(Code.Unauthenticated);
   });
 });

@@ -5,7 +5,7 @@
 // Internal with its message hidden and logged once; a client's error is passed on, not
 // logged). No sockets, no NATS, no database.
 import { randomUUID } from 'node:crypto';
-import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
+import { Code, createClient, createRouterTransport } from '@connectrpc/connect';
 import { describe, expect, it, vi } from 'vitest';
 import type { Bus } from '../bus/index.js';
 import { ExecutionMode, type ModelTier, TaskStatus } from '../gen/svc/v1/common_pb.js';
@@ -14,6 +14,7 @@ import { SYSTEM_CALLER, ANONYMOUS_CALLER, badRequest, callAs, type Logger, type 
 import type { TaskRow, TaskStore } from '../tasks/index.js';
 import { clientAuthInterceptor, serverAuthInterceptor } from './auth.js';
 import { createOrchestratorService } from './orchestrator.js';
+import { rpcFailure } from '../../test/helpers/connect.js';
 
 const TOKEN = 'unit-test-internal-token-0123456789abcdef';
 const owner = { userId: randomUUID(), tenantId: randomUUID() };
@@ -72,16 +73,6 @@ function setup(opts: { getTask?: (id: string) => Promise<TaskRow | undefined> } 
   return { task, store, log, client: createClient(OrchestratorService, transport) };
 }
 
-async function failure(p: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, message: e.rawMessage };
-  }
-  throw new Error('expected the call to fail');
-}
-
 describe('task ownership', () => {
   it('the owner reads the task; its fields and latency come from the row', async () => {
     const { client, task } = setup();
@@ -101,8 +92,8 @@ describe('task ownership', () => {
       getControlState: (o: typeof asOwner) => client.getControlState({ taskId: task.id }, o),
     };
     for (const [name, call] of Object.entries(calls)) {
-      expect(await failure(call(otherTenant)), name).toEqual({ code: Code.NotFound, message: 'Task not found' });
-      expect(await failure(call(sameTenant)), name).toEqual({ code: Code.PermissionDenied, message: 'Forbidden: not the task owner' });
+      expect(await rpcFailure(call(otherTenant)), name).toEqual({ code: Code.NotFound, message: 'Task not found' });
+      expect(await rpcFailure(call(sameTenant)), name).toEqual({ code: Code.PermissionDenied, message: 'Forbidden: not the task owner' });
     }
   });
 
@@ -113,9 +104,9 @@ describe('task ownership', () => {
 
   it('an unknown id is NotFound, and a malformed one NotFound without a look-up', async () => {
     const { client, store } = setup();
-    expect(await failure(client.getTaskStatus({ taskId: randomUUID() }, asOwner))).toEqual({ code: Code.NotFound, message: 'Task not found' });
+    expect(await rpcFailure(client.getTaskStatus({ taskId: randomUUID() }, asOwner))).toEqual({ code: Code.NotFound, message: 'Task not found' });
     store.getTask.mockClear();
-    expect(await failure(client.getTaskStatus({ taskId: "1' OR '1'='1" }, asOwner))).toEqual({ code: Code.NotFound, message: 'Task not found' });
+    expect(await rpcFailure(client.getTaskStatus({ taskId: "1' OR '1'='1" }, asOwner))).toEqual({ code: Code.NotFound, message: 'Task not found' });
     expect(store.getTask).not.toHaveBeenCalled();
   });
 });
@@ -139,7 +130,7 @@ describe('ListTasks', () => {
       [{ filterStatus: 99 as TaskStatus }, 'invalid filter_status: 99'],
       [{ userId: 'nope' }, 'user_id and tenant_id must be UUIDs'],
     ] as const) {
-      expect(await failure(client.listTasks(req, callAs(SYSTEM_CALLER))), message).toEqual({ code: Code.InvalidArgument, message });
+      expect(await rpcFailure(client.listTasks(req, callAs(SYSTEM_CALLER))), message).toEqual({ code: Code.InvalidArgument, message });
     }
     expect(store.listTasks).not.toHaveBeenCalled();
   });
@@ -152,7 +143,7 @@ describe('error mapping', () => {
         throw new Error('connection to 10.0.0.5:5432 refused');
       },
     });
-    expect(await failure(client.getTaskStatus({ taskId: randomUUID() }, asOwner))).toEqual({ code: Code.Internal, message: 'internal error' });
+    expect(await rpcFailure(client.getTaskStatus({ taskId: randomUUID() }, asOwner))).toEqual({ code: Code.Internal, message: 'internal error' });
     expect(log.error).toHaveBeenCalledTimes(1);
     expect(String((log.error.mock.calls[0][0] as { err: Error }).err.message)).toMatch(/10\.0\.0\.5/);
   });
@@ -163,28 +154,28 @@ describe('error mapping', () => {
         throw badRequest('bad things');
       },
     });
-    expect(await failure(client.getTaskStatus({ taskId: randomUUID() }, asOwner))).toEqual({ code: Code.InvalidArgument, message: 'bad things' });
+    expect(await rpcFailure(client.getTaskStatus({ taskId: randomUUID() }, asOwner))).toEqual({ code: Code.InvalidArgument, message: 'bad things' });
     expect(log.error).not.toHaveBeenCalled();
   });
 
   it('SubmitTask refuses an unknown mode or tier with InvalidArgument before storing anything', async () => {
     const { client, store } = setup();
-    expect(await failure(client.submitTask({ query: 'q', options: { mode: 42 as ExecutionMode } }, asOwner))).toEqual({
+    expect(await rpcFailure(client.submitTask({ query: 'q', options: { mode: 42 as ExecutionMode } }, asOwner))).toEqual({
       code: Code.InvalidArgument,
       message: 'invalid mode: 42',
     });
-    expect((await failure(client.submitTask({ query: 'q', options: { modelTier: 42 as ModelTier } }, asOwner))).code).toBe(Code.InvalidArgument);
+    expect((await rpcFailure(client.submitTask({ query: 'q', options: { modelTier: 42 as ModelTier } }, asOwner))).code).toBe(Code.InvalidArgument);
     expect(store.getTask).not.toHaveBeenCalled();
   });
 
   it('RPCs not built yet are Unimplemented', async () => {
     const { client } = setup();
-    expect(await failure(client.approveTask({}, asOwner))).toEqual({ code: Code.Unimplemented, message: 'ApproveTask is not implemented yet' });
-    expect((await failure(client.getPendingApprovals({}, asOwner))).code).toBe(Code.Unimplemented);
+    expect(await rpcFailure(client.approveTask({}, asOwner))).toEqual({ code: Code.Unimplemented, message: 'ApproveTask is not implemented yet' });
+    expect((await rpcFailure(client.getPendingApprovals({}, asOwner))).code).toBe(Code.Unimplemented);
   });
 
   it('every RPC refuses a call without the caller the interceptor authenticates', async () => {
     const { client, task } = setup();
-    expect((await failure(client.getTaskStatus({ taskId: task.id }))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(client.getTaskStatus({ taskId: task.id }))).code).toBe(Code.Unauthenticated);
   });
 });
