@@ -26,7 +26,7 @@ import { STREAMS, subjects } from '../src/bus/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
 import { json, waitFor } from './helpers/app.js';
 import { startPlatformServer, type PlatformServer } from './helpers/platform-server.js';
-import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { gatewayBase, startServiceProcess, type ServiceProcess } from './helpers/process.js';
 
 const N = 1000;
 const CLAIM_TTL_S = 5;
@@ -60,7 +60,7 @@ beforeAll(async () => {
       PLATFORM_A_API_URL: platform.url,
     });
     procs.push(p);
-    bases.push(`http://127.0.0.1:${(JSON.parse(await p.waitForLog(/"msg":"ready/)) as { gateway: number }).gateway}`);
+    bases.push(await gatewayBase(p));
   }
   const r = await fetch(`${bases[0]}/api/v1/auth/register`, {
     method: 'POST',

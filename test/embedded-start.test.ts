@@ -8,30 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { json, waitFor } from './helpers/app.js';
-import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { embeddedEnv, gatewayBase, startServiceProcess } from './helpers/process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'taskorch-embedded-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** The gateway port from the process's `ready` log line (ports are chosen by the OS: 0). */
-async function baseOf(p: ServiceProcess): Promise<string> {
-  const line = await p.waitForLog(/"msg":"ready/);
-  return `http://127.0.0.1:${(JSON.parse(line) as { gateway: number }).gateway}`;
-}
-
 describe('embedded defaults', () => {
   it('starts, runs a task, stops on SIGTERM, and keeps the task after a restart (SIGINT)', async () => {
-    const env = {
-      DATA_DIR: dataDir,
-      GATEWAY_PORT: '0',
-      ORCHESTRATOR_GRPC_PORT: '0',
-      LLM_SERVICE_PORT: '0',
-      AGENT_GRPC_PORT: '0',
-      GATEWAY_HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-    };
+    const env = embeddedEnv(dataDir);
     let p = await startServiceProcess(env);
-    let base = await baseOf(p);
+    let base = await gatewayBase(p);
     expect((await json(await fetch(`${base}/readiness`))).status).toBe('ready');
     const { task_id } = await json(
       await fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"embedded hello"}' }),
@@ -45,7 +31,7 @@ describe('embedded defaults', () => {
     expect(await p.exited).toBe(0);
 
     p = await startServiceProcess(env);
-    base = await baseOf(p);
+    base = await gatewayBase(p);
     const again = await json(await fetch(`${base}/api/v1/tasks/${task_id}`));
     expect(again.status).toBe('TASK_STATUS_COMPLETED');
     p.kill('SIGINT');

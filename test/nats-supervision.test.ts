@@ -13,7 +13,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { CONSUMERS, STREAMS } from '../src/bus/index.js';
 import { archivedEvents, json, readSse, waitFor } from './helpers/app.js';
 import { consumerDrained } from './helpers/barrier.js';
-import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { gatewayBase, startServiceProcess, type ServiceProcess } from './helpers/process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'taskorch-supervised-'));
 let p: ServiceProcess | undefined;
@@ -35,8 +35,7 @@ describe('embedded nats-server supervision', () => {
       OFFLINE_LLM_CHUNK_DELAY_MS: '4',
       PARTIAL_CHUNK_CHARS: '24',
     });
-    const ready = JSON.parse(await p.waitForLog(/"msg":"ready/)) as { gateway: number };
-    const base = `http://127.0.0.1:${ready.gateway}`;
+    const base = await gatewayBase(p);
     const nats = JSON.parse(await p.waitForLog(/"msg":"nats-server started"/)) as { pid: number; url: string };
     const run = `supervised-${Date.now()}`;
     const submit = (q: string) =>

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TERMINAL_STATUSES } from '../src/kernel/index.js';
 import { json, waitFor } from './helpers/app.js';
-import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { embeddedEnv, gatewayBase, startServiceProcess, type ServiceProcess } from './helpers/process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'taskorch-pgroup-'));
 const started: ServiceProcess[] = [];
@@ -81,21 +81,12 @@ function natsLogEnd(): string {
     .join('\n');
 }
 
-const env = {
-  DATA_DIR: dataDir,
-  GATEWAY_PORT: '0',
-  ORCHESTRATOR_GRPC_PORT: '0',
-  LLM_SERVICE_PORT: '0',
-  AGENT_GRPC_PORT: '0',
-  GATEWAY_HOST: '127.0.0.1',
-  GRPC_HOST: '127.0.0.1',
-};
+const env = embeddedEnv(dataDir);
 
 async function start(): Promise<{ p: ServiceProcess; base: string }> {
   const p = await startServiceProcess(env, { detached: true });
   started.push(p);
-  const line = await p.waitForLog(/"msg":"ready/);
-  return { p, base: `http://127.0.0.1:${(JSON.parse(line) as { gateway: number }).gateway}` };
+  return { p, base: await gatewayBase(p) };
 }
 
 /**

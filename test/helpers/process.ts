@@ -12,6 +12,25 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
+/** Every port chosen by the OS, every listener on loopback: the embedded defaults in `dataDir`. */
+export function embeddedEnv(dataDir: string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    GATEWAY_PORT: '0',
+    ORCHESTRATOR_GRPC_PORT: '0',
+    LLM_SERVICE_PORT: '0',
+    AGENT_GRPC_PORT: '0',
+    GATEWAY_HOST: '127.0.0.1',
+    GRPC_HOST: '127.0.0.1',
+  };
+}
+
+/** The gateway's base URL, from the process's `ready` log line (its port was chosen by the OS). */
+export async function gatewayBase(p: ServiceProcess): Promise<string> {
+  const line = await p.waitForLog(/"msg":"ready/);
+  return `http://127.0.0.1:${(JSON.parse(line) as { gateway: number }).gateway}`;
+}
+
 /**
  * `detached`: the service leads a process group of its own, as under systemd or a shell's job
  * control, so that a test can signal the whole group (`process.kill(-pid, ...)`).
