@@ -6,7 +6,7 @@
  * is, so a TTL changed in configuration was silently ignored until the bucket was deleted
  * (a claim TTL lowered to 5 s stayed 60 s on a store first used with the default).
  */
-import type { JetStreamManager, StreamConfig } from '@nats-io/jetstream';
+import type { JetStreamManager, StreamConfig, StreamInfo } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 
@@ -40,12 +40,17 @@ function streamSettings(o: BucketSettings): Partial<Pick<StreamConfig, 'max_age'
   return o.replicas === undefined ? want : { ...want, num_replicas: o.replicas };
 }
 
-export async function openBucket(nc: NatsConnection, jsm: JetStreamManager, name: string, o: BucketSettings): Promise<KV> {
-  const stream = `KV_${name}`;
-  const info = await jsm.streams.info(stream).catch((err: unknown) => {
+/** A stream's info, or undefined when there is no such stream (other failures throw). */
+export async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | undefined> {
+  return jsm.streams.info(name).catch((err: unknown) => {
     if ((err as Error).name === 'StreamNotFoundError' || /stream not found/i.test((err as Error).message)) return undefined;
     throw err;
   });
+}
+
+export async function openBucket(nc: NatsConnection, jsm: JetStreamManager, name: string, o: BucketSettings): Promise<KV> {
+  const stream = `KV_${name}`;
+  const info = await streamInfo(jsm, stream);
   if (info) {
     const want = streamSettings(o);
     const cur = info.config as unknown as Record<string, unknown>;

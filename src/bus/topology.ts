@@ -8,7 +8,7 @@
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
-import { duplicateWindowMs, openBucket } from './buckets.js';
+import { duplicateWindowMs, openBucket, streamInfo } from './buckets.js';
 import { upsertConsumer } from './durable-worker.js';
 import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
 
@@ -72,18 +72,16 @@ export async function coreReplicas(jsm: JetStreamManager): Promise<number | unde
 
 /** Creates a stream, or updates the settings of an existing one that differ. */
 async function upsertStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<void> {
-  try {
-    const info = await jsm.streams.info(cfg.name);
-    // Retention can't change on an existing stream; update what may.
-    const { retention: _r, storage: _s, ...mutable } = cfg;
-    const cur = info.config as unknown as Record<string, unknown>;
-    const changed = Object.entries(mutable).some(([k, v]) => JSON.stringify(cur[k]) !== JSON.stringify(v));
-    if (changed) await jsm.streams.update(cfg.name, { ...info.config, ...mutable });
-  } catch (err) {
-    if ((err as Error).name === 'StreamNotFoundError' || /stream not found/i.test((err as Error).message)) {
-      await jsm.streams.add(cfg);
-    } else throw err;
+  const info = await streamInfo(jsm, cfg.name);
+  if (!info) {
+    await jsm.streams.add(cfg);
+    return;
   }
+  // Retention can't change on an existing stream; update what may.
+  const { retention: _r, storage: _s, ...mutable } = cfg;
+  const cur = info.config as unknown as Record<string, unknown>;
+  const changed = Object.entries(mutable).some(([k, v]) => JSON.stringify(cur[k]) !== JSON.stringify(v));
+  if (changed) await jsm.streams.update(cfg.name, { ...info.config, ...mutable });
 }
 
 async function ensureStreams(jsm: JetStreamManager, o: TopologySettings): Promise<void> {

@@ -39,7 +39,7 @@ import { randomUUID } from 'node:crypto';
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
 import type { KV } from '@nats-io/kv';
-import { BUCKETS, openBucket, type Bus } from '../bus/index.js';
+import { BUCKETS, coreReplicas, openBucket, type Bus } from '../bus/index.js';
 import { toAppError, type Logger } from '../kernel/index.js';
 import { SubmitTaskRequestSchema, type OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Sql } from '../store/index.js';
@@ -136,11 +136,8 @@ export class Scheduler {
   }
 
   async start(): Promise<void> {
-    // Same replication as the other buckets (the bus options are not passed to this role).
-    const replicas = await this.d.bus.kv.control.status().then(
-      (st) => st.replicas || 1,
-      () => 1,
-    );
+    // Same replication as the core buckets (the bus options are not passed to this role).
+    const replicas = await coreReplicas(this.d.bus.jsm);
     this.kv = await openBucket(this.d.bus.nc, this.d.bus.jsm, SCHEDULER_BUCKET, { history: 1, ttlMs: LEASE_MS, replicas });
     this.schedule(0);
   }
