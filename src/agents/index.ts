@@ -4,13 +4,11 @@
  * the contexts it runs in, and groups of parallel work that fail as one (the first failure
  * aborts the rest of the group, which is awaited before the failure propagates).
  *
- * Budgets are checked before every model call (`Budget.beforeCall`). A tool call cut off by a
+ * Budgets (llm's `Budget`) are checked before every model call (`Budget.beforeCall`). A tool call cut off by a
  * crash runs again only when its tool is `retryable`; otherwise the model is told it was
  * interrupted (it may have had effects). An agent whose answer is the task's result marks its
  * LLM_PARTIAL and LLM_OUTPUT events `final_answer: true` (AgentSpec.finalAnswer).
  */
-export { Budget, BudgetExceeded } from './budget.js';
-export type { BudgetLimits } from './budget.js';
 export { EphemeralContext, scopedContext } from './context.js';
 export type { AgentContext } from './context.js';
 export { parallelGroup, runLimited } from './parallel.js';

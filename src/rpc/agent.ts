@@ -32,7 +32,7 @@
 import { randomUUID } from 'node:crypto';
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import { Budget, BudgetExceeded, EphemeralContext, ZERO_USAGE, runAgentLoop, type AgentDeps, type BudgetLimits } from '../agents/index.js';
+import { EphemeralContext, ZERO_USAGE, runAgentLoop, type AgentDeps } from '../agents/index.js';
 import type { EventType } from '../bus/index.js';
 import { AgentState, ExecutionMode, StatusCode, TokenUsageSchema } from '../gen/svc/v1/common_pb.js';
 import {
@@ -63,7 +63,7 @@ import {
   type Principal,
   type Tier,
 } from '../kernel/index.js';
-import { LlmError, type ChatMessage, type LlmProvider, type LlmUsage, type UsageStore } from '../llm/index.js';
+import { Budget, BudgetExceeded, LlmError, type BudgetLimits, type ChatMessage, type LlmProvider, type LlmUsage, type UsageStore } from '../llm/index.js';
 import type { ToolInfo, ToolRegistry } from '../tools/index.js';
 import { actingPrincipal, callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';

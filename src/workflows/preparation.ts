@@ -3,9 +3,9 @@
  * service's, budgets, usage recording), the system prompt, the session's history, the skill,
  * the role and the tools it allows.
  */
-import { Budget, type AgentDeps } from '../agents/index.js';
+import type { AgentDeps } from '../agents/index.js';
 import { AppError, Code, rolePreset, roleTools } from '../kernel/index.js';
-import type { ChatMessage } from '../llm/index.js';
+import { Budget, type ChatMessage } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import { taskModelSettings, type TaskStart } from '../tasks/index.js';
 import { sessionHistory } from './history.js';

@@ -3,9 +3,9 @@
  * and tools) to its answer and the outputs of every agent that worked on it. The registry
  * (registry.ts) names one per kind of task.
  */
-import type { AgentDeps, AgentOutput, AgentSpec, Budget, BudgetLimits, ModelCall } from '../agents/index.js';
+import type { AgentDeps, AgentOutput, AgentSpec, ModelCall } from '../agents/index.js';
 import type { RolePreset } from '../kernel/index.js';
-import type { ChatMessage, LlmProvider, UsageStore } from '../llm/index.js';
+import type { Budget, BudgetLimits, ChatMessage, LlmProvider, UsageStore } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import type { SessionDirectory } from '../sessions/index.js';
 import type { Skill, SkillCatalog } from '../skills/index.js';
