@@ -10,7 +10,7 @@ import type { SupervisedNatsServer } from '../embedded/index.js';
 import type { Gateway } from '../gateway/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { Catalogue, LlmProvider, LlmRouter, UsageStore } from '../llm/index.js';
-import type { Reconciler, Worker } from '../runtime/index.js';
+import type { Reconciler, WaitTimers, Worker } from '../runtime/index.js';
 import type { sessionRegistry } from '../sessions/index.js';
 import type { loadSkills } from '../skills/index.js';
 import type { Sql } from '../store/index.js';
@@ -24,6 +24,8 @@ export interface App {
   gateway?: Gateway;
   worker?: Worker;
   reconciler?: Reconciler;
+  /** The durable timers of waits for people (role orchestrator). */
+  waitTimers?: WaitTimers;
   grpcPort?: number;
   /** AgentService's port (role agent; AGENT_GRPC_PORT). */
   agentPort?: number;

@@ -29,6 +29,7 @@ import {
   type WorkflowEvent,
 } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
+import type { WaitStore } from '../tasks/index.js';
 
 export interface JournalEntry<T = unknown> {
   result: T;
@@ -76,7 +77,7 @@ export class WorkflowContext {
    */
   constructor(
     readonly workflowId: string,
-    private readonly deps: { publisher: PipelinedPublisher; jsm: JetStreamManager; journal: KV; log: Logger; deadline?: number },
+    private readonly deps: { publisher: PipelinedPublisher; jsm: JetStreamManager; journal: KV; log: Logger; deadline?: number; waits?: WaitStore },
   ) {}
 
   private publishOptions(msgId?: string) {
@@ -93,6 +94,11 @@ export class WorkflowContext {
 
   get signal(): AbortSignal {
     return this.abort.signal;
+  }
+
+  /** Where the workflow's waits for people are kept (runtime/wait.ts); absent where nothing may wait. */
+  get waits(): WaitStore | undefined {
+    return this.deps.waits;
   }
 
   get lastSeq(): number {

@@ -2,7 +2,8 @@
  * The actor runtime: the worker that activates workflow actors from the work queue (leases,
  * journal, control state, durable retries), the archiver of events into PostgreSQL, the
  * reconciler of queued tasks without a start message, and the timeline read from journal
- * and archive, and workflow signals (the durable-wait store, signals.ts). It runs whatever
+ * and archive, workflow signals (daemon replies, signals.ts), and the durable wait for people (wait.ts:
+ * passivate, decision, wake; wait-timers.ts: its timers in PostgreSQL). It runs whatever
  * WorkflowRunner it is given and knows nothing of LLMs.
  */
 export { Worker, type WorkerOptions, type WorkflowRunner } from './worker.js';
@@ -22,3 +23,5 @@ export {
   type TimelineStep,
 } from './timeline.js';
 export { WorkflowSignals } from './signals.js';
+export { Passivate, waitFor, type WaitDecision, type WaitSpec } from './wait.js';
+export { WaitTimers, type WaitTimerOptions } from './wait-timers.js';

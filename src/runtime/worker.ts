@@ -17,8 +17,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CONSUMERS, PublishError, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
 import { AppError, Code, backoffDelay, toAppError, type Logger } from '../kernel/index.js';
-import { readControl, type ControlState, type TaskOutcome, type TaskStart, type TaskStore } from '../tasks/index.js';
+import { readControl, type ControlState, type TaskOutcome, type TaskStart, type TaskStore, type WaitStore } from '../tasks/index.js';
 import { BusDesync, HandBack, WorkflowContext } from './context.js';
+import { Passivate } from './wait.js';
 
 /** Runs a workflow's body (workflows/ provides it; the runtime knows nothing of LLMs). */
 export type WorkflowRunner = (ctx: WorkflowContext, task: TaskStart) => Promise<TaskOutcome>;
@@ -28,6 +29,8 @@ export interface WorkerOptions {
   ackWaitMs: number;
   maxDeliver: number;
   taskTimeoutSeconds: number;
+  /** Waits for people (task_waits); without it a workflow that must wait fails. */
+  waits?: WaitStore;
 }
 
 class TimeoutReached extends Error {
@@ -299,6 +302,7 @@ export class Worker {
       journal: this.bus.kv.journal,
       log,
       deadline: this.deadlineOf(task),
+      waits: this.opts.waits,
     });
     entry.ctx = ctx;
     const first = entry.msg;
@@ -322,6 +326,11 @@ export class Worker {
         entry.msg.ack();
         return;
       }
+      if (ctx.isRecorded('finish')) {
+        // Ended already (a late wake or a duplicate delivery): nothing to replay.
+        entry.msg.ack();
+        return;
+      }
       if (rehydrated) log.info({ delivery: first.info.deliveryCount, last_seq: ctx.lastSeq }, 'workflow actor re-activated');
       control.apply(ctl.state);
       await ctx.step('start', async () => {
@@ -338,6 +347,10 @@ export class Worker {
       await this.finish(ctx, task, outcome);
       entry.msg.ack();
     } catch (err) {
+      if (err instanceof Passivate && !ctx.signal.aborted) {
+        await this.passivate(ctx, task, entry, err.key, log);
+        return;
+      }
       if (ctx.signal.reason instanceof LeaseLost) {
         // Someone else runs the workflow now; neither ack nor nak (their delivery is live).
         entry.leaseRev = undefined;
@@ -391,8 +404,26 @@ export class Worker {
     }
   }
 
+  /** The task's time limit runs from its submission; time spent waiting for people does not count. */
   private deadlineOf(task: TaskStart): number {
-    return Date.parse(task.submitted_at) + this.opts.taskTimeoutSeconds * 1000;
+    return Date.parse(task.submitted_at) + this.opts.taskTimeoutSeconds * 1000 + (task.waited_ms ?? 0);
+  }
+
+  /**
+   * The workflow waits for a person: its events are stored, the task reads PAUSED, and its
+   * message is acked and its lease let go, so nothing of it stays here. A decision (or a
+   * cancel) that landed meanwhile, whose wake this worker may have swallowed as a duplicate
+   * delivery of the running actor, is woken again so it is not lost.
+   */
+  private async passivate(ctx: WorkflowContext, task: TaskStart, entry: Active, key: string, log: Logger): Promise<void> {
+    await ctx.flush();
+    await this.store.setStatus(task.task_id, 'TASK_STATUS_PAUSED', new Date());
+    entry.msg.ack();
+    this.releaseLease(task.task_id, entry);
+    log.debug({ wait: key }, 'workflow waits for a person; passivated');
+    const waits = this.opts.waits!;
+    const [row, ctl] = await Promise.all([waits.byKey(task.task_id, key), readControl(this.bus.kv.control, task.task_id)]);
+    if ((row && row.status !== 'pending') || ctl.state.cancel_requested) await waits.wake(task.task_id);
   }
 
   /** Retries a retryable failure in place (up to 2 more times) before handing it to redelivery. */
@@ -418,6 +449,7 @@ export class Worker {
       'finish',
       async () => {
         await this.store.finishTask(task.task_id, outcome, new Date());
+        await this.opts.waits?.closeOpen(task.task_id);
         if (outcome.status === 'TASK_STATUS_COMPLETED') {
           ctx.emit('WORKFLOW_COMPLETED', 'orchestrator', 'Workflow completed', {
             result: outcome.result ?? '',

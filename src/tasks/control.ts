@@ -11,6 +11,7 @@ import { kvKeys, subjects, type Bus } from '../bus/index.js';
 import { AppError, Code, TERMINAL_STATUSES } from '../kernel/index.js';
 import type { TaskRow } from './model.js';
 import type { TaskStore } from './store.js';
+import { WaitStore } from './waits.js';
 
 export interface ControlState {
   paused: boolean;
@@ -65,12 +66,15 @@ const refuse = (what: string, row: TaskRow) => {
 /**
  * Cancels a task. A queued task has no actor yet: its terminal state is written now; the
  * actor, when it activates, sees the cancel and emits WORKFLOW_CANCELLING / WORKFLOW_CANCELLED.
+ * A task waiting for a person is woken, and its actor does the same at once.
  */
 export async function cancelTask(d: { bus: Bus; tasks: TaskStore }, row: TaskRow, reason: string | undefined, by: string | undefined): Promise<void> {
   refuse('cancelled', row);
   const why = reason || 'cancelled by request';
   await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, cancel_requested: true, cancel_reason: why, cancelled_by: by }));
   if (row.status === 'TASK_STATUS_QUEUED') await d.tasks.finishTask(row.id, { status: 'TASK_STATUS_CANCELLED', error: `cancelled: ${why}` }, new Date());
+  // A workflow waiting for a person holds no actor to nudge: wake it, so it ends CANCELLED now.
+  else if (row.status === 'TASK_STATUS_PAUSED') await new WaitStore(d.tasks.sql, d.tasks, d.bus).wakeIfWaiting(row.id);
 }
 
 /** Asks a running task to pause at its next checkpoint. */

@@ -41,3 +41,4 @@ export {
 export { enqueueStart, queueUnavailable, REFUSED_RETRY_AFTER_SECONDS, START_PUBLISH_DEADLINE_MS } from './enqueue.js';
 export { cancelTask, EMPTY_CONTROL, pauseTask, readControl, resumeTask, updateControl, type ControlState } from './control.js';
 export { firstGiven, NOT_AVAILABLE_CONTEXT_KEYS, NOT_AVAILABLE_FIELDS, notAvailableField, notAvailableMessage } from './not-available.js';
+export { WaitStore, type Decided, type OpenWait, type WaitRow, type WaitStatus } from './waits.js';

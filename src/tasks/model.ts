@@ -95,6 +95,8 @@ export interface TaskStart {
   submitted_at: string;
   /** The session was generated for this task (the client named none). */
   new_session?: boolean;
+  /** Set on a wake: time the task spent waiting for people, added to its time limit. */
+  waited_ms?: number;
 }
 
 /** A task as it is stored (the tasks row): everything its start message is built from. */

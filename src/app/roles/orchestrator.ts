@@ -1,7 +1,8 @@
 /**
  * Role orchestrator: OrchestratorService, StreamingService, SessionService and LLMService on
  * ORCHESTRATOR_GRPC_PORT (Connect, gRPC, gRPC-Web), behind the internal RPC authentication;
- * the same routes serve the in-memory transport of this process (ctx.rpc); and the reconciler.
+ * the same routes serve the in-memory transport of this process (ctx.rpc); the reconciler and
+ * the durable timers of waits for people.
  */
 import type { ConnectRouter } from '@connectrpc/connect';
 import { LLMService } from '../../gen/svc/v1/llm_pb.js';
@@ -9,7 +10,8 @@ import { OrchestratorService } from '../../gen/svc/v1/orchestrator_pb.js';
 import { SessionService } from '../../gen/svc/v1/session_pb.js';
 import { StreamingService } from '../../gen/svc/v1/streaming_pb.js';
 import { createLlmService, createOrchestratorService, createSessionService, createStreamingService, serverAuthInterceptor } from '../../rpc/index.js';
-import { Reconciler } from '../../runtime/index.js';
+import { Reconciler, WaitTimers } from '../../runtime/index.js';
+import { WaitStore } from '../../tasks/index.js';
 import { listenConnect } from '../listen.js';
 import { Teardown } from '../teardown.js';
 import type { AppContext, RoleStop } from '../types.js';
@@ -54,6 +56,10 @@ export async function startOrchestratorRole(ctx: AppContext): Promise<RoleStop> 
     reconciler.start();
     ctx.app.reconciler = reconciler;
     teardown.push(() => reconciler.stop());
+    const waitTimers = new WaitTimers(new WaitStore(store.sql, store, bus), log);
+    waitTimers.start();
+    ctx.app.waitTimers = waitTimers;
+    teardown.push(() => waitTimers.stop());
   } catch (err) {
     await teardown.run();
     throw err;

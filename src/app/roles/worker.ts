@@ -3,6 +3,7 @@
  * workflows back to the queue for another worker.
  */
 import { Worker } from '../../runtime/index.js';
+import { WaitStore } from '../../tasks/index.js';
 import { runWorkflow } from '../../workflows/index.js';
 import type { AppContext, RoleStop } from '../types.js';
 
@@ -38,6 +39,7 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
       ackWaitMs: cfg.worker.ackWaitMs,
       maxDeliver: cfg.worker.maxDeliver,
       taskTimeoutSeconds: cfg.worker.taskTimeoutSeconds,
+      waits: new WaitStore(ctx.store.sql, ctx.store, ctx.bus),
     },
     log,
   );

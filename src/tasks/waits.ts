@@ -1,0 +1,180 @@
+/**
+ * Waits for people (plan review, approvals): the SQL of the task_waits table and the wake.
+ *
+ * A workflow that must wait opens a wait (idempotent: a replay after a crash opens the same
+ * one) and passivates; nothing of it stays in any process's memory. A decision is written
+ * here first, once (conditional on the wait being pending, so a second decision acts on
+ * nothing), and then a wake message (the task's start message again, under a new
+ * de-duplication id) puts the workflow back on the work queue, where any worker re-activates
+ * it and reads the decision. `due_at` is the wait's durable timer, read by the wait timers of
+ * the runtime; a decided wait that its workflow has not consumed is woken again, so a wake
+ * lost between the decision and its publish is only late, never lost.
+ */
+import { randomUUID } from 'node:crypto';
+import { subjects, type Bus } from '../bus/index.js';
+import type { Sql } from '../store/index.js';
+import { startMessage, type QueuedTask, type TaskStart } from './model.js';
+import type { TaskStore } from './store.js';
+
+/** pending: waiting for a person; decided: answered (or timed out); closed: the task ended first. */
+export type WaitStatus = 'pending' | 'decided' | 'closed';
+
+export interface WaitRow {
+  id: string;
+  task_id: string;
+  wait_key: string;
+  kind: string;
+  status: WaitStatus;
+  user_id: string | null;
+  tenant_id: string | null;
+  session_id: string | null;
+  request: Record<string, unknown>;
+  decision: Record<string, unknown> | null;
+  decided_by: string | null;
+  timed_out: boolean;
+  created_at: Date;
+  due_at: Date;
+  decided_at: Date | null;
+  consumed_at: Date | null;
+}
+
+export interface OpenWait {
+  /** Public id of the wait (an approval_id); defaults to a new UUID. */
+  id?: string;
+  taskId: string;
+  key: string;
+  kind: string;
+  userId?: string | null;
+  tenantId?: string | null;
+  sessionId?: string | null;
+  request: Record<string, unknown>;
+  dueAt: Date;
+}
+
+/** How a decision went: `changed` false when the wait was already decided (or never existed). */
+export interface Decided {
+  changed: boolean;
+  row?: WaitRow;
+}
+
+const enc = new TextEncoder();
+
+export class WaitStore {
+  constructor(
+    private readonly sql: Sql,
+    private readonly tasks: TaskStore,
+    private readonly bus: Bus,
+  ) {}
+
+  /** Opens the wait `key` of a task; a wait opened before (a replay) is returned as it is. */
+  async open(w: OpenWait): Promise<WaitRow> {
+    const [row] = await this.sql<WaitRow[]>`
+      INSERT INTO task_waits (id, task_id, wait_key, kind, user_id, tenant_id, session_id, request, due_at)
+      VALUES (${w.id ?? randomUUID()}, ${w.taskId}::uuid, ${w.key}, ${w.kind}, ${w.userId ?? null}, ${w.tenantId ?? null},
+              ${w.sessionId ?? null}, ${this.sql.json(w.request as never)}, ${w.dueAt})
+      ON CONFLICT (task_id, wait_key) DO NOTHING
+      RETURNING *`;
+    return row ?? (await this.byKey(w.taskId, w.key))!;
+  }
+
+  async byKey(taskId: string, key: string): Promise<WaitRow | undefined> {
+    const [row] = await this.sql<WaitRow[]>`SELECT * FROM task_waits WHERE task_id = ${taskId}::uuid AND wait_key = ${key}`;
+    return row;
+  }
+
+  async byId(id: string): Promise<WaitRow | undefined> {
+    const [row] = await this.sql<WaitRow[]>`SELECT * FROM task_waits WHERE id = ${id}`;
+    return row;
+  }
+
+  /** The task's waits still open (pending), oldest first. */
+  async pendingOf(taskId: string): Promise<WaitRow[]> {
+    return this.sql<WaitRow[]>`SELECT * FROM task_waits WHERE task_id = ${taskId}::uuid AND status = 'pending' ORDER BY created_at`;
+  }
+
+  /** Pending waits of a kind for an owner (optionally one session), oldest first. */
+  async pending(kind: string, o: { userId?: string | null; tenantId?: string | null; sessionIds?: string[]; limit?: number }): Promise<WaitRow[]> {
+    const limit = o.limit ?? 100;
+    return this.sql<WaitRow[]>`
+      SELECT * FROM task_waits
+      WHERE status = 'pending' AND kind = ${kind}
+        AND user_id IS NOT DISTINCT FROM ${o.userId ?? null}::uuid
+        AND tenant_id IS NOT DISTINCT FROM ${o.tenantId ?? null}::uuid
+        ${o.sessionIds ? this.sql`AND session_id IN ${this.sql(o.sessionIds)}` : this.sql``}
+      ORDER BY created_at LIMIT ${limit}`;
+  }
+
+  /**
+   * Stores a decision, once; then wakes the workflow. A wait already decided is left as it
+   * was (`changed` false), so a decision sent twice acts once.
+   */
+  async decide(id: string, decision: Record<string, unknown>, o: { by?: string; timedOut?: boolean } = {}): Promise<Decided> {
+    const [row] = await this.sql<WaitRow[]>`
+      UPDATE task_waits SET status = 'decided', decision = ${this.sql.json(decision as never)}, decided_by = ${o.by ?? null},
+        timed_out = ${o.timedOut ?? false}, decided_at = now()
+      WHERE id = ${id} AND status = 'pending'
+      RETURNING *`;
+    if (!row) return { changed: false, row: await this.byId(id) };
+    await this.wake(row.task_id).catch(() => {
+      /* the wait timers wake decided, unconsumed waits again */
+    });
+    return { changed: true, row };
+  }
+
+  /** Marks a decision as read into the workflow's journal: no more wakes for it. */
+  async consume(taskId: string, key: string): Promise<void> {
+    await this.sql`UPDATE task_waits SET consumed_at = now() WHERE task_id = ${taskId}::uuid AND wait_key = ${key} AND consumed_at IS NULL`;
+  }
+
+  /** The task is back at work after a decision: RUNNING again, and the decision is consumed. */
+  async resumed(taskId: string, key: string): Promise<void> {
+    await Promise.all([this.tasks.setStatus(taskId, 'TASK_STATUS_RUNNING', new Date()), this.consume(taskId, key)]);
+  }
+
+  /** The task ended: its open waits can no longer be decided. */
+  async closeOpen(taskId: string): Promise<void> {
+    await this.sql`UPDATE task_waits SET status = 'closed', decided_at = now(), consumed_at = now()
+      WHERE task_id = ${taskId}::uuid AND status = 'pending'`;
+  }
+
+  /** Wakes a task only if it waits for a person (a cancel must reach a passivated workflow). */
+  async wakeIfWaiting(taskId: string): Promise<boolean> {
+    const [r] = await this.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM task_waits WHERE task_id = ${taskId}::uuid AND status = 'pending'`;
+    return r && r.n > 0 ? this.wake(taskId) : false;
+  }
+
+  /** Pending waits whose timer is due (oldest first). */
+  async due(now: Date, limit = 200): Promise<WaitRow[]> {
+    return this.sql<WaitRow[]>`SELECT * FROM task_waits WHERE status = 'pending' AND due_at <= ${now} ORDER BY due_at LIMIT ${limit}`;
+  }
+
+  /** Decided waits that no workflow consumed although their wake is older than `before`. */
+  async unconsumed(before: Date, limit = 200): Promise<WaitRow[]> {
+    return this.sql<WaitRow[]>`
+      SELECT * FROM task_waits WHERE status = 'decided' AND consumed_at IS NULL
+        AND COALESCE(woken_at, decided_at) < ${before}
+      ORDER BY decided_at LIMIT ${limit}`;
+  }
+
+  /** Milliseconds the task spent waiting for decisions so far (not counted against its time limit). */
+  async waitedMs(taskId: string): Promise<number> {
+    const [r] = await this.sql<{ ms: number | null }[]>`
+      SELECT COALESCE(SUM(EXTRACT(EPOCH FROM (decided_at - created_at)) * 1000), 0)::float8 AS ms
+      FROM task_waits WHERE task_id = ${taskId}::uuid AND decided_at IS NOT NULL`;
+    return Math.round(Number(r?.ms ?? 0));
+  }
+
+  /**
+   * Puts the task's start message back on the work queue under a fresh de-duplication id,
+   * with the time it waited (its time limit is extended by that much). A task that ended
+   * needs no wake; a duplicate wake is harmless (the journal makes it a replay).
+   */
+  async wake(taskId: string): Promise<boolean> {
+    const row = await this.tasks.getTask(taskId);
+    if (!row) return false;
+    const start: TaskStart = { ...startMessage(row as unknown as QueuedTask), waited_ms: await this.waitedMs(taskId) };
+    await this.bus.events.publish(subjects.taskStart(taskId), enc.encode(JSON.stringify(start)), { msgId: `${taskId}:wake:${randomUUID()}` });
+    await this.sql`UPDATE task_waits SET woken_at = now() WHERE task_id = ${taskId}::uuid AND status = 'decided' AND consumed_at IS NULL`;
+    return true;
+  }
+}
