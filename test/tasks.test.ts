@@ -314,6 +314,65 @@ describe('GET /api/v1/tasks', () => {
   });
 });
 
+describe('context values as existing clients send them', () => {
+  const stored = async (id: string) => (await t.app.store.sql`SELECT context, options FROM tasks WHERE id = ${id}::uuid`)[0];
+
+  it('accepts flags and numbers as strings on both submit routes and stores them as booleans and numbers', async () => {
+    // The reference platform's SDK sends {"force_research": "true"} in its own end-to-end script.
+    for (const path of ['/api/v1/tasks', '/api/v1/tasks/stream']) {
+      const res = await post(path, {
+        query: 'Write a short essay about the history of computing.',
+        context: {
+          force_research: 'true',
+          iterative_research_enabled: ' FALSE ',
+          enable_fact_extraction: '1',
+          iterative_max_iterations: '2',
+          history_window_size: '20',
+        },
+      });
+      expect(res.status, path).toBe(path.endsWith('stream') ? 201 : 200);
+      const row = await stored((await json(res)).task_id);
+      expect(row.context, path).toEqual({
+        force_research: true,
+        iterative_research_enabled: false,
+        enable_fact_extraction: true,
+        iterative_max_iterations: 2,
+        history_window_size: 20,
+      });
+      expect(row.options.research, path).toEqual({ strategy: 'standard', maxIterations: 2, iterative: false, factExtraction: true });
+    }
+    // "false" turns a flag off: no research workflow, the swarm flag asks for nothing.
+    const off = await post('/api/v1/tasks', { query: 'hello', mode: 'simple', context: { force_research: 'false', force_swarm: '0', disable_ai: 'False' } });
+    expect(off.status).toBe(200);
+    const row = await stored((await json(off)).task_id);
+    expect(row.context).toEqual({ force_research: false, force_swarm: false, disable_ai: false });
+    expect(row.options.research).toBeUndefined();
+  });
+
+  it('refuses any other value with 400 naming the key, and still refuses the swarm when it is asked for', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ force_research: 'yes' }, 'context.force_research must be a boolean'],
+      [{ force_research: 1 }, 'context.force_research must be a boolean'],
+      [{ disable_ai: 'on' }, 'context.disable_ai must be a boolean'],
+      [{ force_swarm: 'maybe' }, 'context.force_swarm must be a boolean'],
+      [{ force_swarm: 'TRUE' }, 'context.force_swarm is not available yet'],
+      [{ force_research: 'true', iterative_max_iterations: '6' }, 'context.iterative_max_iterations must be an integer from 1 to 5'],
+      [{ force_research: 'true', iterative_max_iterations: '2.5' }, 'context.iterative_max_iterations must be an integer from 1 to 5'],
+      [{ history_window_size: 'ten' }, 'context.history_window_size must be an integer from 1 to 1000'],
+      [{ recents_count: -1 }, 'context.recents_count must be an integer from 0 to 1000'],
+      [{ compression_trigger_ratio: '0' }, 'context.compression_trigger_ratio must be a number greater than 0 and at most 1'],
+      [{ compression_target_ratio: 'half' }, 'context.compression_target_ratio must be a number greater than 0 and at most 1'],
+    ];
+    for (const [context, msg] of cases) {
+      for (const path of ['/api/v1/tasks', '/api/v1/tasks/stream']) {
+        const res = await post(path, { query: 'x', context });
+        expect(res.status, `${path} ${JSON.stringify(context)}`).toBe(400);
+        expect(await json(res), `${path} ${JSON.stringify(context)}`).toEqual({ error: msg });
+      }
+    }
+  });
+});
+
 describe('POST /api/v1/tasks/stream', () => {
   it('returns 201 with the stream url, which streams the task', async () => {
     const res = await post('/api/v1/tasks/stream', { query: 'stream me' });

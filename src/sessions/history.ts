@@ -17,7 +17,7 @@
  *   long_context: W 200, P 10, R 60
  */
 import type { ChatMessage } from '../llm/index.js';
-import type { SessionRegistry, TaskStore } from '../tasks/index.js';
+import { recognisedNumber, type SessionRegistry, type TaskStore } from '../tasks/index.js';
 
 export interface WindowSettings {
   window: number;
@@ -29,9 +29,6 @@ export interface WindowSettings {
 }
 
 export const PRESETS = ['default', 'debugging', 'short', 'long_context'] as const;
-
-const int = (v: unknown, min: number, max: number) => (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : undefined);
-const ratio = (v: unknown) => (typeof v === 'number' && v > 0 && v <= 1 ? v : undefined);
 
 export function windowSettings(
   context: Record<string, unknown>,
@@ -47,11 +44,12 @@ export function windowSettings(
         : preset === 'long_context'
           ? { window: 200, primers: 10, recents: 60 }
           : { window: defaults.windowMessages, primers: 5, recents: 15 };
-  const window = int(context.history_window_size, 1, 1000) ?? base.window;
-  const primers = Math.min(int(context.primers_count, 0, 1000) ?? base.primers, window);
-  const recents = Math.min(int(context.recents_count, 0, 1000) ?? base.recents, Math.max(0, window - primers));
-  const triggerRatio = ratio(context.compression_trigger_ratio) ?? defaults.triggerRatio;
-  const targetRatio = Math.min(ratio(context.compression_target_ratio) ?? 0.5, triggerRatio);
+  // The submission refuses values out of range; a task stored before it checked them falls back.
+  const window = recognisedNumber(context, 'history_window_size') ?? base.window;
+  const primers = Math.min(recognisedNumber(context, 'primers_count') ?? base.primers, window);
+  const recents = Math.min(recognisedNumber(context, 'recents_count') ?? base.recents, Math.max(0, window - primers));
+  const triggerRatio = recognisedNumber(context, 'compression_trigger_ratio') ?? defaults.triggerRatio;
+  const targetRatio = Math.min(recognisedNumber(context, 'compression_target_ratio') ?? 0.5, triggerRatio);
   return { window, primers, recents, triggerRatio, targetRatio, preset };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Tasks: the task model, its start message (built once), its SQL (tasks and task_events),
  * and its rules: submission (validation for every entry point, then commit and queue),
- * cancel, pause and resume through the durable control state.
+ * cancel, pause and resume through the durable control state. Context flags and numbers are
+ * read as clients send them ("true", "1", "3"; context-values.ts) and stored normalised.
  */
 export {
   conversationHistoryOf,
@@ -40,5 +41,17 @@ export {
 } from './submit.js';
 export { enqueueStart, queueUnavailable, REFUSED_RETRY_AFTER_SECONDS, START_PUBLISH_DEADLINE_MS } from './enqueue.js';
 export { cancelTask, EMPTY_CONTROL, pauseTask, readControl, resumeTask, updateControl, type ControlState } from './control.js';
+export {
+  CONTEXT_VALUE_RULES,
+  contextBoolean,
+  contextInteger,
+  contextValue,
+  normaliseContext,
+  parseBoolean,
+  parseInteger,
+  parseNumber,
+  recognisedNumber,
+  type ContextValueRule,
+} from './context-values.js';
 export { firstGiven, NOT_AVAILABLE_CONTEXT_KEYS, NOT_AVAILABLE_FIELDS, notAvailableField, notAvailableMessage } from './not-available.js';
 export { WaitStore, type Decided, type OpenWait, type WaitRow, type WaitStatus } from './waits.js';

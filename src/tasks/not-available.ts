@@ -6,8 +6,10 @@
  * OrchestratorService.SubmitTask checks it again for gRPC callers and the scheduler.
  *
  * A field counts as given when it holds anything but its "unset" value: absent, null, an
- * empty string, false (a flag that turns nothing on) or 0 (proto3's unset integer).
+ * empty string, false (a flag that turns nothing on) or 0 (proto3's unset integer). A flag is
+ * read as clients send it ("false" and "0" turn nothing on either; context-values.ts).
  */
+import { CONTEXT_VALUE_RULES, parseBoolean } from './context-values.js';
 
 /** Top-level fields of the submission (REST body, gRPC SubmitOptions). */
 export const NOT_AVAILABLE_FIELDS: readonly string[] = [];
@@ -24,7 +26,9 @@ export function notAvailableField(top: Readonly<Record<string, unknown>>, contex
   for (const f of NOT_AVAILABLE_FIELDS) if (Object.hasOwn(top, f) && given(top[f])) return f;
   if (context) {
     for (const k of NOT_AVAILABLE_CONTEXT_KEYS) {
-      if (Object.hasOwn(context, k) && given(context[k])) return `context.${k}`;
+      if (!Object.hasOwn(context, k)) continue;
+      const v = CONTEXT_VALUE_RULES[k]?.type === 'boolean' ? (parseBoolean(context[k]) ?? context[k]) : context[k];
+      if (given(v)) return `context.${k}`;
     }
   }
   return undefined;

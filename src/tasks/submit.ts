@@ -9,6 +9,7 @@ import type { Bus } from '../bus/index.js';
 import { EXECUTION_MODE, MODES, badRequest, isTier, rolePreset, type Logger, type Mode, type Tier } from '../kernel/index.js';
 import { enqueueStart } from './enqueue.js';
 import { conversationHistoryOf, startMessage, taskModelSettings } from './model.js';
+import { CONTEXT_VALUE_RULES, contextBoolean, contextValue, normaliseContext } from './context-values.js';
 import { notAvailableField, notAvailableMessage, firstGiven } from './not-available.js';
 import type { TaskStore } from './store.js';
 
@@ -81,18 +82,10 @@ function researchOf(top: string | undefined, context: Record<string, unknown>): 
   if (strategy !== undefined && !(RESEARCH_STRATEGIES as readonly string[]).includes(strategy)) {
     throw badRequest(`research_strategy must be one of: ${RESEARCH_STRATEGIES.join(', ')}`);
   }
-  const flag = (k: string) => {
-    const v = Object.hasOwn(context, k) ? context[k] : undefined;
-    if (v !== undefined && v !== null && typeof v !== 'boolean') throw badRequest(`context.${k} must be a boolean`);
-    return v as boolean | undefined;
-  };
-  const force = flag('force_research');
-  const iterative = flag('iterative_research_enabled');
-  const facts = flag('enable_fact_extraction');
-  const itRaw = Object.hasOwn(context, 'iterative_max_iterations') ? context.iterative_max_iterations : undefined;
-  if (itRaw !== undefined && itRaw !== null && (typeof itRaw !== 'number' || !Number.isInteger(itRaw) || itRaw < 1 || itRaw > 5)) {
-    throw badRequest('context.iterative_max_iterations must be an integer from 1 to 5');
-  }
+  const force = contextBoolean(context, 'force_research');
+  const iterative = contextBoolean(context, 'iterative_research_enabled');
+  const facts = contextBoolean(context, 'enable_fact_extraction');
+  const rounds = contextValue(context, 'iterative_max_iterations', CONTEXT_VALUE_RULES.iterative_max_iterations) as number | undefined;
   if (!strategy && !force) {
     const stray = ['iterative_research_enabled', 'iterative_max_iterations', 'enable_fact_extraction'].find(
       (k) => Object.hasOwn(context, k) && context[k] !== undefined && context[k] !== null,
@@ -103,7 +96,7 @@ function researchOf(top: string | undefined, context: Record<string, unknown>): 
   const s = (strategy ?? 'standard') as ResearchStrategy;
   return {
     strategy: s,
-    maxIterations: (itRaw as number | undefined) ?? (strategy ? RESEARCH_ROUNDS[s] : 3),
+    maxIterations: rounds ?? (strategy ? RESEARCH_ROUNDS[s] : 3),
     iterative: iterative ?? true,
     factExtraction: facts ?? false,
   };
@@ -138,12 +131,6 @@ function fromContext(context: Record<string, unknown>, k: string): string | unde
 }
 
 /**
- * Applies the rules (HTTP 400 / gRPC InvalidArgument on the first broken one):
- * top-level model_tier / model_override / provider_override win over their context
- * fallbacks; `disable_ai` with any of them is refused; tiers and modes are the known ones;
- * fields nothing implements yet are refused rather than ignored.
- */
-/**
  * Checks that a model choice can be served (the LLM router's rule: known model, known provider
  * with its key configured); throws a 400 otherwise.
  */
@@ -156,10 +143,18 @@ export interface CatalogCheck {
   skill(name: string, version?: string): string;
 }
 
+/**
+ * Applies the rules (HTTP 400 / gRPC InvalidArgument on the first broken one):
+ * top-level model_tier / model_override / provider_override win over their context
+ * fallbacks; `disable_ai` with any of them is refused; tiers and modes are the known ones;
+ * fields nothing implements yet are refused rather than ignored. The returned context has its
+ * recognised flags and numbers normalised (context-values.ts); that copy is what is stored.
+ */
 export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?: ModelChoiceCheck, catalogs?: CatalogCheck): Submission {
   const query = r.query.trim();
   if (!query) throw badRequest('query is required');
-  const context = r.context ?? {};
+  // Flags and numbers as clients send them ("true", "3"): real booleans and numbers from here on, stored so.
+  const context = normaliseContext(r.context ?? {});
   const topTier = r.modelTier || undefined;
   const ctxTier = topTier ? undefined : fromContext(context, 'model_tier');
   const modelOverride = r.modelOverride || fromContext(context, 'model_override');
@@ -193,7 +188,6 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (fromContext(context, 'template') && fromContext(context, 'template_name')) throw badRequest('use context.template or context.template_name, not both');
   const tplVersion = fromContext(context, 'template_version');
   if (tplVersion && !tplName) throw badRequest('context.template_version needs context.template');
-  if (context.disable_ai !== undefined && typeof context.disable_ai !== 'boolean') throw badRequest('context.disable_ai must be a boolean');
   const disableAi = context.disable_ai === true;
   if (disableAi && !tplName) throw badRequest('disable_ai runs a template without a model: it needs context.template');
   if (disableAi && r.enableVerification) throw badRequest('disable_ai cannot be combined with enable_verification: verification calls a model');
