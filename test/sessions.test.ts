@@ -31,30 +31,61 @@ describe('session endpoints', () => {
   it('creates a session with its first task and serves it by external id and by UUID', async () => {
     const h = await user();
     const ext = `chat-${randomUUID()}`;
-    await runTask(t.base, h, { query: 'first question', session_id: ext });
+    const first = await runTask(t.base, h, { query: 'first question', session_id: ext });
     await runTask(t.base, h, { query: 'second question', session_id: ext });
+    // A client that named its session finds that name as session_id, the UUID as id.
     const byExt = await json(await get(`/api/v1/sessions/${ext}`, h));
-    expect(byExt).toMatchObject({ external_id: ext, title: '', task_count: 2 });
-    expect(byExt.session_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(byExt).toMatchObject({ session_id: ext, external_id: ext, title: '', task_count: 2 });
+    expect(byExt.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(byExt.total_tokens).toBeGreaterThan(0);
-    const byId = await json(await get(`/api/v1/sessions/${byExt.session_id}`, h));
-    expect(byId.session_id).toBe(byExt.session_id);
-    // The task list filters by either name of the session.
-    for (const name of [ext, byExt.session_id]) {
+    const byId = await json(await get(`/api/v1/sessions/${byExt.id}`, h));
+    expect(byId).toMatchObject({ session_id: ext, id: byExt.id });
+    for (const name of [ext, byExt.id]) {
+      // The task list filters by either name of the session and reports the name the task gave.
       const tl = await json(await get(`/api/v1/tasks?session_id=${name}`, h));
       expect(tl.total_count, name).toBe(2);
+      const hist = await json(await get(`/api/v1/sessions/${name}/history`, h));
+      expect(hist.session_id, name).toBe(ext);
+      expect((await json(await get(`/api/v1/sessions/${name}/events`, h))).session_id, name).toBe(ext);
     }
+    expect((await json(await get(`/api/v1/tasks/${first.task_id}`, h))).session_id).toBe(ext);
     const list = await json(await get('/api/v1/sessions?limit=10', h));
     expect(list.total_count).toBe(1);
-    expect(list.sessions[0]).toMatchObject({ session_id: byExt.session_id, external_id: ext, task_count: 2 });
+    expect(list.sessions[0]).toMatchObject({ session_id: ext, id: byExt.id, external_id: ext, task_count: 2 });
     // A UUID session id names the session itself.
     const sid = randomUUID();
     await runTask(t.base, h, { query: 'uuid session', session_id: sid });
-    expect((await json(await get(`/api/v1/sessions/${sid}`, h))).session_id).toBe(sid);
+    expect(await json(await get(`/api/v1/sessions/${sid}`, h))).toMatchObject({ session_id: sid, id: sid, external_id: null });
     const two = await json(await get('/api/v1/sessions?limit=1&offset=1', h));
     expect(two.total_count).toBe(2);
     expect(two.sessions).toHaveLength(1);
     expect((await get('/api/v1/sessions?limit=0', h)).status).toBe(400);
+  });
+
+  it('reports the name as the reference SDK reads it: list, details, rename, history and delete by that name', async () => {
+    const h = await user();
+    const name = `e2e-test-${Date.now()}`;
+    const res = await fetch(`${t.base}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...h },
+      body: JSON.stringify({ query: 'Say hello', session_id: name }),
+    });
+    expect(res.headers.get('x-session-id')).toBe(name);
+    const { task_id } = await json(res);
+    await waitFor(async () => (await json(await get(`/api/v1/tasks/${task_id}`, h))).status === 'TASK_STATUS_COMPLETED');
+    expect((await json(await get(`/api/v1/tasks/${task_id}`, h))).session_id).toBe(name);
+    const { sessions } = await json(await get('/api/v1/sessions', h));
+    expect(sessions.some((s: { session_id: string }) => s.session_id === name)).toBe(true);
+    expect((await json(await get(`/api/v1/sessions/${name}`, h))).session_id).toBe(name);
+    const patched = await fetch(`${t.base}/api/v1/sessions/${name}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...h },
+      body: JSON.stringify({ title: 'E2E Test Session' }),
+    });
+    expect(await json(patched)).toMatchObject({ session_id: name, title: 'E2E Test Session' });
+    expect((await json(await get(`/api/v1/sessions/${name}/history`, h))).tasks).toHaveLength(1);
+    expect((await fetch(`${t.base}/api/v1/sessions/${name}`, { method: 'DELETE', headers: h })).status).toBe(204);
+    expect((await get(`/api/v1/sessions/${name}`, h)).status).toBe(404);
   });
 
   it('returns the conversation history and the events grouped by turn', async () => {
@@ -105,7 +136,7 @@ describe('session endpoints', () => {
     const b = await user();
     const ext = `private-${randomUUID()}`;
     await runTask(t.base, a, { query: 'secret', session_id: ext });
-    const sid = (await json(await get(`/api/v1/sessions/${ext}`, a))).session_id;
+    const sid = (await json(await get(`/api/v1/sessions/${ext}`, a))).id;
     for (const path of [`/api/v1/sessions/${ext}`, `/api/v1/sessions/${sid}`, `/api/v1/sessions/${sid}/history`, `/api/v1/sessions/${sid}/events`]) {
       expect((await get(path, b)).status, path).toBe(404);
     }
@@ -121,7 +152,7 @@ describe('session endpoints', () => {
     // The same external id is a different session for b.
     await runTask(t.base, b, { query: 'b own', session_id: ext });
     const bs = await json(await get(`/api/v1/sessions/${ext}`, b));
-    expect(bs.session_id).not.toBe(sid);
+    expect(bs.id).not.toBe(sid);
     expect(bs.task_count).toBe(1);
   });
 });
@@ -163,10 +194,11 @@ describe('multi-turn history', () => {
   it('compresses the middle with an LLM summary past the trigger ratio and records it', async () => {
     const h = await user();
     const ext = `cmp-${randomUUID()}`;
-    const ctx = { history_window_size: 6, primers_count: 1, recents_count: 2, compression_trigger_ratio: 0.5, compression_target_ratio: 0.5 };
+    // The settings as clients that send strings give them (read like numbers).
+    const ctx = { history_window_size: '6', primers_count: ' 1 ', recents_count: '2', compression_trigger_ratio: '0.5', compression_target_ratio: '.5' };
     for (let i = 0; i < 3; i++) await runTask(t.base, h, { query: `turn ${i}`, session_id: ext, context: ctx });
     const last = await runTask(t.base, h, { query: 'turn 3', session_id: ext, context: ctx });
-    expect(last.metadata.history.total).toBe(6);
+    expect(last.metadata.history).toMatchObject({ total: 6, window: 6 });
     expect(last.metadata.history.compressed).toBe(3);
     expect(last.metadata.history.summary).toContain('[offline provider');
     expect(last.metadata.history.kept).toBe(4); // primer + summary + 2 recents

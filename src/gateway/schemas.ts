@@ -5,7 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { EXECUTION_MODES, TASK_STATUSES, badRequest } from '../kernel/index.js';
-import { NOT_AVAILABLE_CONTEXT_KEYS } from '../tasks/index.js';
+import { CONTEXT_VALUE_RULES, NOT_AVAILABLE_CONTEXT_KEYS } from '../tasks/index.js';
 
 export const StringEnum = <T extends string>(values: readonly T[], opts: Record<string, unknown> = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...opts });
@@ -15,6 +15,23 @@ const Nullable = <T extends TSchema>(s: T) => Type.Unsafe<Static<T> | null>({ ..
 export const TASK_STATUS_VALUES = TASK_STATUSES;
 export const EXECUTION_MODE_VALUES = EXECUTION_MODES;
 export const LIST_STATUS_FILTERS = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'CANCELED', 'TIMEOUT', 'PAUSED'] as const;
+
+/** How context flags and numbers are read (src/tasks/context-values.ts), from its rules. */
+const CONTEXT_VALUES = (() => {
+  const rules = Object.entries(CONTEXT_VALUE_RULES);
+  const flags = rules.filter(([, r]) => r.type === 'boolean').map(([k]) => k);
+  const numbers = rules.flatMap(([k, r]) =>
+    r.type === 'boolean'
+      ? []
+      : [
+          `${k} (${r.type === 'number' && r.minExclusive ? `a number above ${r.min}, at most ${r.max}` : `${r.type === 'integer' ? 'an integer' : 'a number'} ${r.min}-${r.max}`})`,
+        ],
+  );
+  return (
+    `Flags (${flags.join(', ')}) take true/false or the strings "true", "false", "1", "0" (case-insensitive, trimmed); ` +
+    `${numbers.join(', ')} take numbers or numeric strings. They are stored as booleans and numbers; any other value is refused with 400 "context.<key> must be ..."`
+  );
+})();
 
 /** How the fields that nothing implements yet are documented (src/tasks/not-available.ts refuses them). */
 const NOT_YET = 'Not available yet, refused with 400 "context.<key> is not available yet":';
@@ -30,6 +47,7 @@ export const TaskSubmitRequest = Type.Object(
           'template (alias template_name), template_version (default latest), disable_ai (runs the template with no model call), skill_version, ' +
           'force_research, iterative_research_enabled, iterative_max_iterations, enable_fact_extraction (the research workflow), ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
+          `${CONTEXT_VALUES}. ` +
           `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` +
           'Other keys are stored with the task.',
       ),
@@ -246,8 +264,11 @@ export const RevokedKey = Type.Object({ message: Type.String(), id: Type.String(
 // --- sessions --------------------------------------------------------------------------------
 
 export const SessionObject = Type.Object({
-  session_id: Type.String({ format: 'uuid' }),
-  id: Type.String({ format: 'uuid', description: 'Same as session_id' }),
+  session_id: Type.String({
+    maxLength: 255,
+    description: 'The name the client gave the session (its external_id) when it named one, else the same UUID as id; both work as {sessionId}',
+  }),
+  id: Type.String({ format: 'uuid', description: "The session's UUID" }),
   external_id: Nullable(Type.String({ description: 'The client-chosen id the session was created with, if not a UUID' })),
   user_id: Nullable(Type.String({ format: 'uuid', description: 'Owner; null for sessions of the development principal' })),
   title: Type.String(),
@@ -294,7 +315,7 @@ export const SessionHistoryTask = Type.Object({
   completed_at: Nullable(Type.String({ format: 'date-time' })),
 });
 export const SessionHistory = Type.Object({
-  session_id: Type.String(),
+  session_id: Type.String({ description: 'As in the session object: the name the client gave it, else its UUID' }),
   messages: Type.Array(
     Type.Object({
       role: StringEnum(['user', 'assistant'] as const),
@@ -310,7 +331,7 @@ export const SessionHistory = Type.Object({
   total: Type.Integer({ description: 'Number of tasks of the session' }),
 });
 export const SessionEvents = Type.Object({
-  session_id: Type.String(),
+  session_id: Type.String({ description: 'As in the session object: the name the client gave it, else its UUID' }),
   turns: Type.Array(
     Type.Object({
       turn: Type.Integer({ description: 'Position in the session: 1 is its first task' }),

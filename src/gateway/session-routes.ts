@@ -1,6 +1,7 @@
 /**
  * /api/v1/sessions: list (limit/offset), details, history, events grouped by turn, PATCH
- * title, soft DELETE (204, idempotent). {sessionId} is the UUID or the external id.
+ * title, soft DELETE (204, idempotent). {sessionId} is the UUID or the external id; a session
+ * a client named reports that name as `session_id` (its UUID as `id`).
  *
  * The bodies carry what existing clients of the reference platform read (the public Python
  * SDK): sessions with `user_id`, `context`, `tokens_used`, `cost_usd`, the task aggregates and
@@ -19,7 +20,8 @@ const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export function sessionBody(s: Session) {
   return {
-    session_id: s.id,
+    // A client that named its session finds it by that name (the reference SDK compares it).
+    session_id: s.sessionId,
     id: s.id,
     external_id: s.externalId,
     user_id: s.userId,

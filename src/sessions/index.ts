@@ -6,7 +6,8 @@
  * created without a user.
  *
  * Tasks reference a session by the string the client used (tasks.session_id); a session's
- * tasks are those whose session_id is its id or its external id, with the same owner.
+ * tasks are those whose session_id is its id or its external id, with the same owner. A
+ * session reports the name its client gave it as its session id (sessionName), its UUID as id.
  *
  * This folder returns domain objects (camelCase, Dates); the HTTP routes and SessionService
  * map them. history.ts decides which earlier turns a new task of a session sees.

@@ -14,9 +14,17 @@ export interface SessionRow {
   deleted_at: Date | null;
 }
 
+/**
+ * The name clients know a session by: the external id when a client named it (a task's
+ * `session_id` that is not a UUID), else its id. Both stay valid as path ids.
+ */
+export const sessionName = (s: Pick<SessionRow, 'id' | 'external_id'>): string => s.external_id ?? s.id;
+
 /** A session with the aggregates of its tasks. */
 export interface Session {
   id: string;
+  /** sessionName: what the client that named the session calls it. */
+  sessionId: string;
   externalId: string | null;
   userId: string | null;
   tenantId: string | null;

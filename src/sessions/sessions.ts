@@ -8,7 +8,7 @@ import { UUID_RE, badRequest, conflict, notFound, type Principal } from '../kern
 import type { postgres, Sql } from '../store/index.js';
 import type { EventRow, TaskStore } from '../tasks/index.js';
 import { owner, requireSession, resolveSession } from './lookup.js';
-import { ACTIVE_WINDOW_HOURS, type Session, type SessionRow, type SessionTask, type SessionTurn } from './model.js';
+import { ACTIVE_WINDOW_HOURS, sessionName, type Session, type SessionRow, type SessionTask, type SessionTurn } from './model.js';
 
 /** The names tasks may give session `s`: its id, and its external id when it has one. */
 const namesOfRow = (s: SessionRow) => (s.external_id ? [s.id, s.external_id] : [s.id]);
@@ -33,6 +33,7 @@ interface SummaryRow extends SessionRow {
 function toSession(r: SummaryRow): Session {
   return {
     id: r.id,
+    sessionId: sessionName(r),
     externalId: r.external_id,
     userId: r.user_id,
     tenantId: r.tenant_id,
@@ -181,11 +182,11 @@ export class Sessions {
     return this.tasks.sessionTasks(namesOfRow(s), s.user_id, limit, offset);
   }
 
-  /** The conversation: the session's most recent `limit` tasks, oldest first. */
+  /** The conversation: the session's most recent `limit` tasks, oldest first (`sessionId`: sessionName). */
   async history(p: Principal, idOrExternal: string, limit: number): Promise<{ sessionId: string; tasks: SessionTask[]; total: number }> {
     const s = await requireSession(this.sql, idOrExternal, p);
     const { tasks, total } = await this.recentTasks(s, limit, 0);
-    return { sessionId: s.id, tasks, total };
+    return { sessionId: sessionName(s), tasks, total };
   }
 
   /**
@@ -206,6 +207,6 @@ export class Sessions {
     }
     const first = total - offset - tasks.length + 1;
     const turns = tasks.map((t, i) => ({ turn: first + i, task: t, events: byTask.get(t.id) ?? [] }));
-    return { sessionId: s.id, turns, total };
+    return { sessionId: sessionName(s), turns, total };
   }
 }
