@@ -1,0 +1,51 @@
+/**
+ * The research workflow's first step: its tools, and one search of the question itself. The
+ * search proves there is a working search backend before any model is paid for (no backend
+ * configured, or one that fails, ends the task at once with the tool's own words, which name
+ * the setting), and its results are the task's first sources.
+ */
+import type { AgentOutput } from '../agents/index.js';
+import { AppError, Code } from '../kernel/index.js';
+import type { WorkflowContext } from '../runtime/index.js';
+import type { ResearchSettings } from './research-presets.js';
+import { hitsOf, type SourceHit } from './research-sources.js';
+import type { Prepared } from './workflow.js';
+
+const RESEARCH_TOOLS = ['web_search', 'web_fetch', 'web_subpage_fetch', 'web_crawl'];
+
+/** The research agents' tools: the research tools (a task naming a role: that role's tools); web_search among them. */
+export function researchToolsOf(p: Prepared): string[] {
+  const tools = p.t.context.role ? p.tools : p.tools.filter((n) => RESEARCH_TOOLS.includes(n));
+  if (!tools.includes('web_search') || !p.deps.tools?.get('web_search')) {
+    throw new AppError(Code.FailedPrecondition, `the research workflow needs the web_search tool, which role ${p.role.name} does not allow`);
+  }
+  return tools;
+}
+
+/** Searches the question once (a journaled step); throws when search does not work. */
+export async function firstSearch(ctx: WorkflowContext, p: Prepared, s: ResearchSettings): Promise<{ hits: SourceHit[]; out: AgentOutput }> {
+  const hits = await ctx.step('research-search', async () => {
+    ctx.emit('PROGRESS', 'research-search', `Searching the web: ${p.t.query}`, { stage: 'search', query: p.t.query });
+    const exec = await p.deps.tools!.execute(
+      'web_search',
+      { query: p.t.query.slice(0, 1000), max_results: s.searchResults },
+      { signal: ctx.signal, sessionId: p.base.sessionId, userId: p.t.user_id, taskId: p.t.task_id },
+    );
+    if (!exec.success) {
+      if (exec.errorKind === 'not_configured') throw new AppError(Code.FailedPrecondition, `research needs a web search backend: ${exec.error}`);
+      throw new AppError(Code.Unavailable, `research could not search the web: the search backend failed: ${exec.error}`, { retryable: false });
+    }
+    const found = hitsOf('web_search', exec.output);
+    ctx.emit('PROGRESS', 'research-search', `Found ${found.length} results`, { stage: 'search', results: found.length });
+    return found;
+  });
+  const out: AgentOutput = {
+    text: '',
+    model: '',
+    provider: '',
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
+    calls: [],
+    toolCalls: 1,
+  };
+  return { hits, out };
+}
