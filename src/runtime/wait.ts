@@ -7,7 +7,7 @@
  * flushes the events, marks the task PAUSED, acks its work-queue message and lets the lease
  * go, so the waiting workflow holds no worker slot, no lease and no timer in memory. The
  * decision's wake message re-activates it on any worker; the replay reaches the same
- * `waitFor`, finds the decision and journals it (step `wait:<key>`), so from then on the
+ * `waitFor`, finds the decision and journals it (step `wait-<key>`), so from then on the
  * workflow reads the decision from its journal and a second decision or wake changes nothing.
  */
 import type { WaitRow, WaitStore } from '../tasks/index.js';
@@ -55,7 +55,9 @@ function storeOf(ctx: WorkflowContext): WaitStore {
 
 /** Waits for the decision of `spec.key`: returns it, or passivates the workflow until it exists. */
 export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext, spec: WaitSpec): Promise<WaitDecision<T>> {
-  const done = `wait:${spec.key}`;
+  // Step names are one token of the journal's KV keys: letters, digits, - and _ only.
+  if (!/^[-\w]+$/.test(spec.key)) throw new Error(`invalid wait key ${JSON.stringify(spec.key)}`);
+  const done = `wait-${spec.key}`;
   const store = storeOf(ctx);
   if (ctx.isRecorded(done)) {
     const recorded = await ctx.step<WaitDecision<T>>(done, () => Promise.reject(new Error('unreachable')));
@@ -63,7 +65,7 @@ export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext,
     await store.resumed(ctx.workflowId, spec.key);
     return recorded;
   }
-  const opened = await ctx.step(`wait-open:${spec.key}`, async () => {
+  const opened = await ctx.step(`wait-open-${spec.key}`, async () => {
     const row = await store.open({
       id: spec.id,
       taskId: ctx.workflowId,
