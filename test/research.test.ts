@@ -1,43 +1,63 @@
 /**
- * The deep-research workflow (research_strategy, context.force_research): sub-questions
- * researched by tool-using agents, the coverage loop turning gaps into the next round's
- * questions, the cited report, fact extraction; and its submission checks.
+ * The deep-research workflow (research_strategy, context.force_research): a first search,
+ * sub-questions researched by tool-using agents, the coverage loop turning gaps into the next
+ * round's questions, the cited report; a missing or failing search backend and a task that
+ * read nothing fail clearly; and its submission checks. Citations, verification and facts in
+ * detail: research-citations.test.ts.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
+import { startServer, type TestServer } from './helpers/tools-web.js';
 
 let llm: OpenAiTestServer;
 let t: TestApp;
-let pages: Server;
+let pages: TestServer;
+let search: TestServer;
+let searchDown = false;
 let pageUrl = '';
 
 beforeAll(async () => {
   llm = await startOpenAiServer();
-  pages = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    res.end('JetStream stores messages in streams; consumers read them.');
+  pages = await startServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('JetStream stores messages in streams; consumers read them.'),
+  );
+  pageUrl = `${pages.origin}/jetstream`;
+  search = await startServer((_req, res) => {
+    if (searchDown) return void res.writeHead(500).end('down');
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ results: [{ title: 'JetStream', url: pageUrl, content: 'JetStream stores messages.' }] }));
   });
-  await new Promise<void>((r) => pages.listen(0, '127.0.0.1', () => r()));
-  pageUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}/jetstream`;
   t = await startTestApp(
-    { TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1/32', MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' },
     {
-      llm: scriptedProvider(llm),
+      TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1/32',
+      WEB_SEARCH_PROVIDER: 'searxng',
+      SEARXNG_URL: search.origin,
+      MAX_TOKENS_PER_REQUEST: '0',
+      MAX_COST_PER_REQUEST: '0',
     },
+    { llm: scriptedProvider(llm) },
   );
 });
 afterAll(async () => {
   await t?.stop();
   await llm?.close();
-  await new Promise<void>((r) => pages.close(() => r()));
 });
 
 const system = (r: RecordedRequest) => String((r.messages ?? []).find((m) => m.role === 'system')?.content ?? '');
-const post = (body: unknown) =>
-  fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (body: unknown, app = t) =>
+  fetch(`${app.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const finished = (id: string, app = t) =>
+  waitFor(async () => {
+    const x = await json(await fetch(`${app.base}/api/v1/tasks/${id}`));
+    return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
+  }, 30_000);
+/** A research agent that fetches the page once, then answers from it. */
+const readsThePage = (r: RecordedRequest) =>
+  (r.messages ?? []).some((m) => m.role === 'tool')
+    ? ({ type: 'completion', content: `Streams hold messages (${pageUrl}).` } as const)
+    : ({ type: 'completion', content: '', toolCalls: [{ id: 'f1', name: 'web_fetch', arguments: JSON.stringify({ url: pageUrl }) }] } as const);
 
 describe('research workflow', () => {
   it('plans sub-questions, researches them with tools, loops on coverage gaps, writes a cited report and extracts facts', async () => {
@@ -46,24 +66,18 @@ describe('research workflow', () => {
       const tools = (r.messages ?? []).filter((m) => m.role === 'tool').length;
       if (sys.startsWith('Break the research question'))
         return { type: 'completion', content: '["How does JetStream store messages?", "How do consumers work?"]' };
-      if (sys.startsWith('You are a research agent')) {
-        if (tools === 0) return { type: 'completion', content: '', toolCalls: [{ id: 'f1', name: 'web_fetch', arguments: JSON.stringify({ url: pageUrl }) }] };
-        return { type: 'completion', content: `Streams hold messages (${pageUrl}).` };
-      }
+      if (sys.startsWith('You are a research agent')) return readsThePage(r);
       if (sys.startsWith('You check research coverage')) {
         const round2 = JSON.stringify(r.messages).includes('What about retention?');
         return { type: 'completion', content: round2 ? '{"complete": true, "gaps": []}' : '{"complete": false, "gaps": ["What about retention?"]}' };
       }
-      if (sys.startsWith('Extract the factual claims')) return { type: 'completion', content: `[{"fact": "Streams hold messages", "source": "${pageUrl}"}]` };
+      if (sys.startsWith('Extract the facts')) return { type: 'completion', content: '[{"statement": "Streams hold messages", "source_citation": [1]}]' };
       return { type: 'completion', content: `Report: JetStream streams hold messages [1] (${pageUrl}).` };
     });
     const r = await post({ query: 'How does NATS JetStream work?', research_strategy: 'deep', context: { enable_fact_extraction: true } });
     expect(r.status).toBe(200);
     const { task_id: id } = await json(r);
-    const s = await waitFor(async () => {
-      const x = await json(await fetch(`${t.base}/api/v1/tasks/${id}`));
-      return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
-    }, 30_000);
+    const s = await finished(id);
     expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
     expect(s.mode).toBe('EXECUTION_MODE_COMPLEX');
     expect(s.result).toBe(`Report: JetStream streams hold messages [1] (${pageUrl}).`);
@@ -80,8 +94,10 @@ describe('research workflow', () => {
         { round: 1, complete: false, gaps: ['What about retention?'] },
         { round: 2, complete: true, gaps: [] },
       ],
-      facts: [{ fact: 'Streams hold messages', source: pageUrl }],
+      pages_read: 1,
     });
+    expect(s.metadata.citations).toEqual([{ url: pageUrl, title: 'JetStream', source: '127.0.0.1', credibility_score: 0.2, quality_score: 0.61 }]);
+    expect(s.metadata.extracted_facts).toMatchObject([{ statement: 'Streams hold messages', source_citation: [1] }]);
     expect(s.metadata.agents_used).toBe(3);
     // The researchers were offered the research tools only, and fetched the page.
     const researcher = llm.requests.find((x) => system(x).startsWith('You are a research agent'))!;
@@ -107,16 +123,59 @@ describe('research workflow', () => {
         ? { type: 'completion', content: '["Only question"]' }
         : system(r).startsWith('You check research coverage')
           ? { type: 'completion', content: '{"complete": false, "gaps": ["never asked"]}' }
-          : { type: 'completion', content: 'answer' },
+          : system(r).startsWith('You are a research agent')
+            ? readsThePage(r)
+            : { type: 'completion', content: 'answer' },
     );
     const { task_id: id } = await json(await post({ query: 'Quick look', context: { force_research: true, iterative_research_enabled: false } }));
-    const s = await waitFor(async () => {
-      const x = await json(await fetch(`${t.base}/api/v1/tasks/${id}`));
-      return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
-    }, 30_000);
+    const s = await finished(id);
     expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    // The report cited nothing: no citations, and no verification or facts were asked for.
+    expect(s.metadata.citations).toEqual([]);
+    expect(s.metadata).not.toHaveProperty('verification');
+    expect(s.metadata).not.toHaveProperty('extracted_facts');
+    expect(s.metadata.unified_response).toMatchObject({ task_id: id, status: 'TASK_STATUS_COMPLETED', result: 'answer' });
     expect(s.metadata.research).toMatchObject({ strategy: 'standard', rounds: 1, max_rounds: 1, coverage: [] });
     expect(llm.requests.some((x) => system(x).startsWith('You check research coverage'))).toBe(false);
+  });
+
+  it('a failing search backend fails the task at once, saying so; so does a task that read no page', async () => {
+    llm.reset();
+    searchDown = true;
+    try {
+      const { task_id: id } = await json(await post({ query: 'Anything', research_strategy: 'quick' }));
+      const s = await finished(id);
+      expect(s.status).toBe('TASK_STATUS_FAILED');
+      expect(s.error).toBe('research could not search the web: the search backend failed: searxng search failed: HTTP 500 Internal Server Error');
+      expect(llm.requests).toHaveLength(0);
+    } finally {
+      searchDown = false;
+    }
+    // Researchers that only answer, reading nothing: nothing to cite, so no report.
+    llm.setDefault((r) =>
+      system(r).startsWith('Break the research question') ? { type: 'completion', content: '["Q"]' } : { type: 'completion', content: 'I know this already.' },
+    );
+    const { task_id: id } = await json(await post({ query: 'Anything', research_strategy: 'quick' }));
+    const s = await finished(id);
+    expect(s.status).toBe('TASK_STATUS_FAILED');
+    expect(s.error).toBe('research read no web page: none of the 1 search results was fetched, so there is nothing to cite');
+    expect(llm.requests.some((x) => JSON.stringify(x.messages).includes('Write a research report'))).toBe(false);
+  });
+
+  it('without a search backend the task fails at once, naming the setting', async () => {
+    llm.reset();
+    const bare = await startTestApp({ MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' }, { llm: scriptedProvider(llm) });
+    try {
+      const { task_id: id } = await json(await post({ query: 'Anything', context: { force_research: true } }, bare));
+      const s = await finished(id, bare);
+      expect(s.status).toBe('TASK_STATUS_FAILED');
+      expect(s.error).toBe(
+        'research needs a web search backend: web search is not configured: set WEB_SEARCH_PROVIDER to one of searxng, brave, tavily, serper',
+      );
+      expect(llm.requests).toHaveLength(0);
+    } finally {
+      await bare.stop();
+    }
   });
 
   it('refuses bad research settings with 400', async () => {
