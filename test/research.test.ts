@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
-import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
+import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, type Reply, scriptedProvider } from './helpers/openai-server.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
 
 let llm: OpenAiTestServer;
@@ -54,16 +54,15 @@ const finished = (id: string, app = t) =>
     return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
   }, 30_000);
 /** A research agent that fetches the page once, then answers from it. */
-const readsThePage = (r: RecordedRequest) =>
+const readsThePage = (r: RecordedRequest): Reply =>
   (r.messages ?? []).some((m) => m.role === 'tool')
-    ? ({ type: 'completion', content: `Streams hold messages (${pageUrl}).` } as const)
-    : ({ type: 'completion', content: '', toolCalls: [{ id: 'f1', name: 'web_fetch', arguments: JSON.stringify({ url: pageUrl }) }] } as const);
+    ? { type: 'completion', content: `Streams hold messages (${pageUrl}).` }
+    : { type: 'completion', content: '', toolCalls: [{ id: 'f1', name: 'web_fetch', arguments: JSON.stringify({ url: pageUrl }) }] };
 
 describe('research workflow', () => {
   it('plans sub-questions, researches them with tools, loops on coverage gaps, writes a cited report and extracts facts', async () => {
     llm.setDefault((r) => {
       const sys = system(r);
-      const tools = (r.messages ?? []).filter((m) => m.role === 'tool').length;
       if (sys.startsWith('Break the research question'))
         return { type: 'completion', content: '["How does JetStream store messages?", "How do consumers work?"]' };
       if (sys.startsWith('You are a research agent')) return readsThePage(r);
