@@ -5,7 +5,7 @@
  * spec's shape.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
 
@@ -203,6 +203,21 @@ describe('research citations', () => {
     expect(Object.keys(u.metadata).sort()).toEqual(['agents_used', 'complexity_score', 'execution_mode', 'model']);
     expect(Date.parse(u.timestamp)).toBeGreaterThan(0);
     expect(s.metadata.research).toMatchObject({ strategy: 'quick', rounds: 1, max_rounds: 1, pages_read: 2 });
+    // What a client streamed is the result, renumbered: the synthesiser's raw text ([2, 42]) never went out as the answer.
+    const { events } = await readSse(`${t.base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 20_000 });
+    const final = events
+      .filter((e) => e.data.startsWith('{'))
+      .map((e) => ({ type: e.event, ...JSON.parse(e.data) }))
+      .filter((e) => e.payload?.final_answer === true);
+    expect(new Set(final.map((e) => e.agent_id))).toEqual(new Set(['synthesizer']));
+    expect(
+      final
+        .filter((e) => e.type === 'LLM_PARTIAL')
+        .map((e) => e.payload.delta)
+        .join(''),
+    ).toBe(s.result);
+    expect(final.filter((e) => e.type === 'LLM_OUTPUT').map((e) => e.message)).toEqual([s.result]);
+    expect(events.some((e) => e.data.includes('42]'))).toBe(false);
     // The generic verifier did not run for a research task.
     expect(llm.requests.some((x) => system(x).startsWith('You verify answers'))).toBe(false);
   });

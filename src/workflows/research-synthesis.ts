@@ -2,9 +2,17 @@
  * The report: a synthesiser writes it from the research agents' findings and the numbered
  * list of the sources the task read, citing that list with inline `[n]` markers. Its text is
  * the answer once the markers are renumbered (research-citations.ts).
+ *
+ * The answer's events carry the renumbered text: the synthesiser's own stream is held back
+ * (its text is not the answer yet), and the answer is emitted, marked `final_answer`, in the
+ * same journaled step once renumbered. So what a client streamed is the task's result, and its
+ * markers are the ones metadata.citations resolves; the price is that the report arrives in
+ * one burst instead of word by word.
  */
-import { modelTurn, type AgentOutput } from '../agents/index.js';
+import { modelTurn, type AgentContext, type AgentOutput, type Turn } from '../agents/index.js';
+import type { ChatMessage } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
+import { renumberCitations, type Renumbered } from './research-citations.js';
 import type { ResearchSettings } from './research-presets.js';
 import type { Finding } from './research-rounds.js';
 import type { Source } from './research-sources.js';
@@ -31,28 +39,70 @@ export async function synthesise(
   s: ResearchSettings,
   findings: Finding[],
   listed: Source[],
-): Promise<{ text: string; model: string; provider: string; out: AgentOutput }> {
-  const report = await modelTurn(
-    ctx,
-    p.agent,
-    { ...p.base, agentId: 'synthesizer', finalAnswer: true },
-    'research-synthesis',
-    [
-      p.sys,
-      ...p.past,
-      {
-        role: 'user',
-        content:
-          `Write a research report that answers: ${p.t.query}\n` +
-          `${s.strategy === 'academic' ? 'Use an academic register. ' : ''}` +
-          'Cite the numbered sources below with inline markers such as [1] or [2, 3] right after each statement they support. ' +
-          'Cite only these sources and only for what they say; do not add a list of sources or URLs (one is attached to the report).\n\n' +
-          `Sources:\n${sourceList(listed)}\n\n` +
-          `Findings of the research agents:\n${findings.map((f) => `### ${f.question}\n${f.answer}`).join('\n\n')}`,
-      },
-    ],
-    undefined,
-    { announce: true },
-  );
-  return { text: report.text, model: report.model, provider: report.provider, out: asOutput('synthesizer', 'research-synthesis', report) };
+): Promise<Renumbered & { model: string; provider: string; out: AgentOutput }> {
+  const step = 'research-synthesis';
+  const replayed = ctx.isRecorded(step);
+  const { turn, answer } = await ctx.step(step, async () => {
+    const turn = await modelTurn(withoutText(ctx), p.agent, { ...p.base, agentId: 'synthesizer' }, step, messagesOf(p, s, findings, listed), undefined, {
+      announce: true,
+      emitOutput: false,
+      inStep: true,
+    });
+    const answer = renumberCitations(turn.text, listed.length);
+    emitAnswer(ctx, p.agent.partialChunkChars, turn, answer.text);
+    return { turn, answer };
+  });
+  // A replayed call counts against this run's budgets too (as modelTurn does for its own steps).
+  if (replayed) p.budget?.afterCall(undefined, 'synthesizer', turn.usage);
+  return { ...answer, model: turn.model, provider: turn.provider, out: asOutput('synthesizer', step, turn) };
+}
+
+/** `ctx` without the model's text events: the synthesiser's raw text is not the answer. */
+function withoutText(ctx: WorkflowContext): AgentContext {
+  return {
+    step: (name, fn) => ctx.step(name, fn),
+    isRecorded: (name) => ctx.isRecorded(name),
+    emit: (type, agentId, message, payload) => (type === 'LLM_PARTIAL' || type === 'LLM_OUTPUT' ? undefined : ctx.emit(type, agentId, message, payload)),
+    checkpoint: () => ctx.checkpoint(),
+    get signal() {
+      return ctx.signal;
+    },
+  };
+}
+
+/** The answer as the synthesiser's final-answer events: LLM_PARTIAL pieces, then LLM_OUTPUT. */
+function emitAnswer(ctx: WorkflowContext, chunk: number, turn: Turn, text: string): void {
+  const size = Math.max(1, chunk);
+  for (let i = 0; i < text.length;) {
+    // A piece never ends between the two halves of a surrogate pair.
+    const end = Math.min(text.length, i + size + (/[\uD800-\uDBFF]/.test(text[i + size - 1] ?? '') ? 1 : 0));
+    const piece = text.slice(i, end);
+    ctx.emit('LLM_PARTIAL', 'synthesizer', piece, { delta: piece, final_answer: true });
+    i = end;
+  }
+  const u = turn.usage;
+  ctx.emit('LLM_OUTPUT', 'synthesizer', text, {
+    model: turn.model,
+    provider: turn.provider,
+    usage: { input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.totalTokens, cost_usd: u.costUsd },
+    ...(turn.cacheHit ? { cache_hit: true, cache_score: turn.cacheScore ?? 1 } : {}),
+    final_answer: true,
+  });
+}
+
+function messagesOf(p: Prepared, s: ResearchSettings, findings: Finding[], listed: Source[]): ChatMessage[] {
+  return [
+    p.sys,
+    ...p.past,
+    {
+      role: 'user',
+      content:
+        `Write a research report that answers: ${p.t.query}\n` +
+        `${s.strategy === 'academic' ? 'Use an academic register. ' : ''}` +
+        'Cite the numbered sources below with inline markers such as [1] or [2, 3] right after each statement they support. ' +
+        'Cite only these sources and only for what they say; do not add a list of sources or URLs (one is attached to the report).\n\n' +
+        `Sources:\n${sourceList(listed)}\n\n` +
+        `Findings of the research agents:\n${findings.map((f) => `### ${f.question}\n${f.answer}`).join('\n\n')}`,
+    },
+  ];
 }

@@ -9,7 +9,6 @@
  * metadata.citations[n-1] is the source of every `[n]` of the answer.
  */
 import type { AgentOutput } from '../agents/index.js';
-import { renumberCitations } from './research-citations.js';
 import { extractFacts } from './research-facts.js';
 import { planResearch } from './research-plan.js';
 import { researchSettingsOf } from './research-presets.js';
@@ -27,8 +26,7 @@ export const research: Workflow = async (ctx, p) => {
   const plan = await planResearch(ctx, p);
   const rounds = await researchRounds(ctx, p, s, plan.questions, tools);
   const listed = sourcesToCite([...search.hits, ...rounds.hits], MAX_LISTED_SOURCES);
-  const report = await synthesise(ctx, p, s, rounds.findings, listed);
-  const answer = renumberCitations(report.text, listed.length);
+  const answer = await synthesise(ctx, p, s, rounds.findings, listed);
   const cited = answer.cited.map((n) => listed[n - 1]!);
   const verified = s.verification ? await verifyResearch(ctx, p, answer.text, cited) : undefined;
   const facts = s.factExtraction ? await extractFacts(ctx, p, answer.text, cited) : undefined;
@@ -36,12 +34,12 @@ export const research: Workflow = async (ctx, p) => {
     search.out,
     plan.output,
     ...rounds.outputs,
-    report.out,
+    answer.out,
     ...(verified?.out ? [verified.out] : []),
     ...(facts ? [facts.out] : []),
   ];
   return {
-    final: { text: answer.text, model: report.model, provider: report.provider },
+    final: { text: answer.text, model: answer.model, provider: answer.provider },
     outputs,
     agentsUsed: rounds.agents,
     metadata: {
