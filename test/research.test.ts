@@ -16,18 +16,22 @@ let pages: TestServer;
 let search: TestServer;
 let searchDown = false;
 let pageUrl = '';
+/** The URL the search backend returns (pageUrl unless a test points it elsewhere). */
+let resultUrl = '';
 
 beforeAll(async () => {
   llm = await startOpenAiServer();
-  pages = await startServer((_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('JetStream stores messages in streams; consumers read them.'),
+  pages = await startServer((req, res) =>
+    req.url === '/missing'
+      ? res.writeHead(404).end()
+      : res.writeHead(200, { 'content-type': 'text/plain' }).end('JetStream stores messages in streams; consumers read them.'),
   );
   pageUrl = `${pages.origin}/jetstream`;
   search = await startServer((_req, res) => {
     if (searchDown) return void res.writeHead(500).end('down');
     res
       .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ results: [{ title: 'JetStream', url: pageUrl, content: 'JetStream stores messages.' }] }));
+      .end(JSON.stringify({ results: [{ title: 'JetStream', url: resultUrl || pageUrl, content: 'JetStream stores messages.' }] }));
   });
   t = await startTestApp(
     {
@@ -138,7 +142,7 @@ describe('research workflow', () => {
     expect(llm.requests.some((x) => system(x).startsWith('You check research coverage'))).toBe(false);
   });
 
-  it('a failing search backend fails the task at once, saying so; so does a task that read no page', async () => {
+  it('a failing search backend fails the task at once, saying so; agents that read nothing get the search results read for them, or a failure', async () => {
     llm.reset();
     searchDown = true;
     try {
@@ -150,15 +154,32 @@ describe('research workflow', () => {
     } finally {
       searchDown = false;
     }
-    // Researchers that only answer, reading nothing: nothing to cite, so no report.
+    // Researchers that only answer, reading nothing: the workflow reads the search results itself.
+    llm.setDefault((r) =>
+      system(r).startsWith('Break the research question')
+        ? { type: 'completion', content: '["Q"]' }
+        : JSON.stringify(r.messages).includes('Write a research report')
+          ? { type: 'completion', content: 'Streams hold messages [1].' }
+          : { type: 'completion', content: 'I know this already.' },
+    );
+    const lazy = await finished((await json(await post({ query: 'Anything', research_strategy: 'quick' }))).task_id);
+    expect(lazy.status, lazy.error).toBe('TASK_STATUS_COMPLETED');
+    expect(lazy.result).toBe('Streams hold messages [1].');
+    expect(lazy.metadata.citations.map((c: { url: string }) => c.url)).toEqual([pageUrl]);
+    // ...and when none of them can be read, there is nothing to cite: no report.
+    llm.reset();
     llm.setDefault((r) =>
       system(r).startsWith('Break the research question') ? { type: 'completion', content: '["Q"]' } : { type: 'completion', content: 'I know this already.' },
     );
-    const { task_id: id } = await json(await post({ query: 'Anything', research_strategy: 'quick' }));
-    const s = await finished(id);
-    expect(s.status).toBe('TASK_STATUS_FAILED');
-    expect(s.error).toBe('research read no web page: none of the 1 search results was fetched, so there is nothing to cite');
-    expect(llm.requests.some((x) => JSON.stringify(x.messages).includes('Write a research report'))).toBe(false);
+    resultUrl = `${pages.origin}/missing`;
+    try {
+      const s = await finished((await json(await post({ query: 'Anything', research_strategy: 'quick' }))).task_id);
+      expect(s.status).toBe('TASK_STATUS_FAILED');
+      expect(s.error).toBe('research read no web page: none of the 1 search results was fetched, so there is nothing to cite');
+      expect(llm.requests.some((x) => JSON.stringify(x.messages).includes('Write a research report'))).toBe(false);
+    } finally {
+      resultUrl = '';
+    }
   });
 
   it('without a search backend the task fails at once, naming the setting', async () => {

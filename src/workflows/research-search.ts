@@ -49,3 +49,30 @@ export async function firstSearch(ctx: WorkflowContext, p: Prepared, s: Research
   };
   return { hits, out };
 }
+
+/**
+ * When the research agents read no page at all (a model that answered without its tools),
+ * the workflow reads the first search results itself, up to the strategy's fetch depth, so
+ * that the report rests on pages rather than on what the model already believed. One journaled
+ * step; pages that cannot be read are skipped.
+ */
+export async function readWhenNothingRead(ctx: WorkflowContext, p: Prepared, s: ResearchSettings, tools: string[], hits: SourceHit[]): Promise<SourceHit[]> {
+  if (hits.some((h) => h.fetched) || !tools.includes('web_fetch')) return hits;
+  const urls = [...new Set(hits.map((h) => h.url))].slice(0, s.fetchDepth);
+  if (!urls.length) return hits;
+  const read = await ctx.step('research-read', async () => {
+    ctx.emit('PROGRESS', 'research-search', `Reading ${urls.length} search results`, { stage: 'read', urls });
+    const pages = await Promise.all(
+      urls.map(async (url) => {
+        const exec = await p.deps.tools!.execute(
+          'web_fetch',
+          { url },
+          { signal: ctx.signal, sessionId: p.base.sessionId, userId: p.t.user_id, taskId: p.t.task_id },
+        );
+        return exec.success ? hitsOf('web_fetch', exec.output) : [];
+      }),
+    );
+    return pages.flat();
+  });
+  return [...hits, ...read];
+}

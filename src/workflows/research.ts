@@ -2,8 +2,9 @@
  * The deep-research workflow (research_strategy / context.force_research), one call per stage:
  * a first search of the question (no working search backend: the task fails here), the plan
  * (sub-questions), the research rounds (agents searching and reading, a coverage check
- * between rounds), the sources they read, the report citing them, its citations renumbered,
- * and, when asked, verification of its claims and extraction of its facts.
+ * between rounds), the sources they read (the first search results read by the workflow when
+ * the agents read none), the report citing them with its citations renumbered, and, when
+ * asked, verification of its claims and extraction of its facts.
  *
  * Only what this task's web_search calls returned and its page reads fetched can be cited;
  * metadata.citations[n-1] is the source of every `[n]` of the answer.
@@ -13,7 +14,7 @@ import { extractFacts } from './research-facts.js';
 import { planResearch } from './research-plan.js';
 import { researchSettingsOf } from './research-presets.js';
 import { researchRounds } from './research-rounds.js';
-import { firstSearch, researchToolsOf } from './research-search.js';
+import { firstSearch, readWhenNothingRead, researchToolsOf } from './research-search.js';
 import { citationOf, sourcesToCite } from './research-sources.js';
 import { MAX_LISTED_SOURCES, synthesise } from './research-synthesis.js';
 import { verifyResearch } from './research-verify.js';
@@ -25,7 +26,8 @@ export const research: Workflow = async (ctx, p) => {
   const search = await firstSearch(ctx, p, s);
   const plan = await planResearch(ctx, p);
   const rounds = await researchRounds(ctx, p, s, plan.questions, tools);
-  const listed = sourcesToCite([...search.hits, ...rounds.hits], MAX_LISTED_SOURCES);
+  const read = await readWhenNothingRead(ctx, p, s, tools, [...search.hits, ...rounds.hits]);
+  const listed = sourcesToCite(read, MAX_LISTED_SOURCES);
   const answer = await synthesise(ctx, p, s, rounds.findings, listed);
   const cited = answer.cited.map((n) => listed[n - 1]!);
   const verified = s.verification ? await verifyResearch(ctx, p, answer.text, cited) : undefined;
