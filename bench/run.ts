@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N]`
  *
- * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, openai, claims. Default: all of them.
+ * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, openai, claims, waits. Default: all of them.
  * Prints a table per benchmark (measured figures, the references measured in the same run,
  * ratios, and stated references clearly labelled) and writes everything as JSON to
  * bench/results/latest.json. Traffic goes to 127.0.0.1 only; every phase is bounded in time
@@ -17,6 +17,7 @@ import { runIntake } from './intake.js';
 import { runAgents } from './agents.js';
 import { runClaims } from './claims.js';
 import { runOpenAi } from './openai.js';
+import { runWaits } from './waits.js';
 import { startNats, startPg, type Pg } from './lib/infra.js';
 import { ROOT, TASKSET, killAll, killAllSync } from './lib/proc.js';
 
@@ -29,6 +30,7 @@ interface Args {
   agents: boolean;
   openai: boolean;
   claims: boolean;
+  waits: boolean;
   profile: boolean;
   pin: boolean;
   quick: boolean;
@@ -40,7 +42,7 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const names = argv.filter((a) => !a.startsWith('--'));
   const flags = argv.filter((a) => a.startsWith('--'));
-  const known = ['fanout', 'idle', 'intake', 'agents', 'openai', 'claims', ...SHAPES.map((s) => `fanout:${s.name}`)];
+  const known = ['fanout', 'idle', 'intake', 'agents', 'openai', 'claims', 'waits', ...SHAPES.map((s) => `fanout:${s.name}`)];
   for (const n of names) if (!known.includes(n)) throw new Error(`unknown benchmark ${JSON.stringify(n)}; known: ${known.join(', ')}`);
   const all = names.length === 0;
   const fanoutShapes = all || names.includes('fanout') ? SHAPES.map((s) => s.name) : names.filter((n) => n.startsWith('fanout:')).map((n) => n.slice(7));
@@ -50,6 +52,7 @@ function parseArgs(argv: string[]): Args {
     intake: all || names.includes('intake'),
     agents: all || names.includes('agents'),
     claims: all || names.includes('claims'),
+    waits: all || names.includes('waits'),
     openai: all || names.includes('openai'),
     profile: false,
     pin: true,
@@ -189,6 +192,11 @@ async function main(): Promise<void> {
     if (args.claims) {
       const r = await withNats((nats) => runClaims({ nats, pg: db, quick: args.quick, log }));
       results.claims = r.results;
+      process.stdout.write(r.report);
+    }
+    if (args.waits) {
+      const r = await withNats((nats) => runWaits({ nats, pg: db, quick: args.quick, log }));
+      results.waits = r.results;
       process.stdout.write(r.report);
     }
   } finally {

@@ -13,14 +13,14 @@
  *   order; if one is lost for good the context stops publishing (BusDesync) so that no
  *   later seq is stored past the missing one.
  */
-import type { JetStreamManager } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import {
   BUCKETS,
   STREAMS,
   decodeEvent,
   encodeEvent,
   kvKeys,
+  kvPrefixSnapshot,
   msgIdOf,
   streamId,
   subjects,
@@ -77,7 +77,7 @@ export class WorkflowContext {
    */
   constructor(
     readonly workflowId: string,
-    private readonly deps: { publisher: PipelinedPublisher; jsm: JetStreamManager; journal: KV; log: Logger; deadline?: number; waits?: WaitStore },
+    private readonly deps: { publisher: PipelinedPublisher; js: JetStreamClient; jsm: JetStreamManager; log: Logger; deadline?: number; waits?: WaitStore },
   ) {}
 
   private publishOptions(msgId?: string) {
@@ -108,25 +108,23 @@ export class WorkflowContext {
   /**
    * Rehydrates from the event stream and the journal. One direct read of the last event
    * decides: no event means a fresh workflow (steps journal only after emitting events).
-   * Returns whether there was anything to rehydrate.
+   * `expectJournal` (a wake) reads the journal alongside. Returns whether there was anything
+   * to rehydrate.
    */
-  async rehydrate(): Promise<boolean> {
-    const { jsm, journal } = this.deps;
+  async rehydrate(o: { expectJournal?: boolean } = {}): Promise<boolean> {
+    const { jsm } = this.deps;
+    const readJournal = () => kvPrefixSnapshot(this.deps.js, jsm, BUCKETS.journal, this.workflowId);
+    // A wake re-activates a workflow that surely has a journal: both reads at once.
+    const early = o.expectJournal ? readJournal() : undefined;
+    early?.catch(() => {});
     const last = await jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) });
     if (!last) return false;
     this.seq = decodeEvent(last.data).seq;
-    const keys: string[] = [];
-    for await (const k of await journal.keys(kvKeys.journalPrefix(this.workflowId))) keys.push(k);
-    await Promise.all(
-      keys.map(async (k) => {
-        const e = await journal.get(k);
-        if (e && e.operation === 'PUT' && e.value.length) {
-          const entry = JSON.parse(dec.decode(e.value)) as JournalEntry;
-          this.journal.set(k.slice(this.workflowId.length + 1), entry);
-          this.lastJournaledSeq = Math.max(this.lastJournaledSeq, entry.seqAfter);
-        }
-      }),
-    );
+    for (const e of await (early ?? readJournal())) {
+      const entry = JSON.parse(dec.decode(e.value)) as JournalEntry;
+      this.journal.set(e.key.slice(this.workflowId.length + 1), entry);
+      this.lastJournaledSeq = Math.max(this.lastJournaledSeq, entry.seqAfter);
+    }
     // Events beyond the last journaled step mean a step was cut off mid-way.
     this.recoveredAfterCrash = this.seq > this.lastJournaledSeq;
     return true;

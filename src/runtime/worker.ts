@@ -298,8 +298,8 @@ export class Worker {
     const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
     const ctx = new WorkflowContext(task.task_id, {
       publisher: this.bus.events,
+      js: this.bus.js,
       jsm: this.bus.jsm,
-      journal: this.bus.kv.journal,
       log,
       deadline: this.deadlineOf(task),
       waits: this.opts.waits,
@@ -315,7 +315,7 @@ export class Worker {
       // The delivery count is only a hint (it is not reliable across nak/redelivery), so every
       // activation asks the event stream: a workflow with no event yet has no journal either.
       const [rehydrated, ctl, status] = await Promise.all([
-        ctx.rehydrate(),
+        ctx.rehydrate({ expectJournal: task.waited_ms !== undefined }),
         readControl(this.bus.kv.control, task.task_id),
         this.store.claimStart(task.task_id, new Date()),
       ]);

@@ -59,6 +59,12 @@ export interface Decided {
 
 const enc = new TextEncoder();
 
+/** A wait row read back through to_jsonb: its timestamps are strings there. */
+function revive(w: WaitRow): WaitRow {
+  const at = (v: Date | string | null) => (v === null ? null : new Date(v));
+  return { ...w, created_at: at(w.created_at)!, due_at: at(w.due_at)!, decided_at: at(w.decided_at), consumed_at: at(w.consumed_at) };
+}
+
 export class WaitStore {
   constructor(
     private readonly sql: Sql,
@@ -109,15 +115,27 @@ export class WaitStore {
    * was (`changed` false), so a decision sent twice acts once.
    */
   async decide(id: string, decision: Record<string, unknown>, o: { by?: string; timedOut?: boolean } = {}): Promise<Decided> {
-    const [row] = await this.sql<WaitRow[]>`
-      UPDATE task_waits SET status = 'decided', decision = ${this.sql.json(decision as never)}, decided_by = ${o.by ?? null},
-        timed_out = ${o.timedOut ?? false}, decided_at = now()
-      WHERE id = ${id} AND status = 'pending'
-      RETURNING *`;
-    if (!row) return { changed: false, row: await this.byId(id) };
-    await this.wake(row.task_id).catch(() => {
-      /* the wait timers wake decided, unconsumed waits again */
-    });
+    // One statement: the decision, and what its wake needs (the task's row and the time it
+    // waited in all its decided waits, this one included).
+    const [r] = await this.sql<{ wait: WaitRow; task: QueuedTask | null; waited_ms: number }[]>`
+      WITH d AS (
+        UPDATE task_waits SET status = 'decided', decision = ${this.sql.json(decision as never)}, decided_by = ${o.by ?? null},
+          timed_out = ${o.timedOut ?? false}, decided_at = now(), woken_at = now()
+        WHERE id = ${id} AND status = 'pending'
+        RETURNING *)
+      SELECT to_jsonb(d) AS wait,
+        (SELECT to_jsonb(t) FROM tasks t WHERE t.id = d.task_id) AS task,
+        (EXTRACT(EPOCH FROM (d.decided_at - d.created_at)) * 1000 + COALESCE((
+          SELECT SUM(EXTRACT(EPOCH FROM (w.decided_at - w.created_at)) * 1000) FROM task_waits w
+          WHERE w.task_id = d.task_id AND w.decided_at IS NOT NULL AND w.id <> d.id), 0))::float8 AS waited_ms
+      FROM d`;
+    if (!r) return { changed: false, row: await this.byId(id) };
+    const row = revive(r.wait);
+    if (r.task) {
+      await this.publishWake({ ...r.task, created_at: new Date(r.task.created_at) }, r.waited_ms).catch(() => {
+        /* the wait timers wake decided, unconsumed waits again */
+      });
+    }
     return { changed: true, row };
   }
 
@@ -170,11 +188,15 @@ export class WaitStore {
    * needs no wake; a duplicate wake is harmless (the journal makes it a replay).
    */
   async wake(taskId: string): Promise<boolean> {
-    const row = await this.tasks.getTask(taskId);
+    const [row, waited] = await Promise.all([this.tasks.getTask(taskId), this.waitedMs(taskId)]);
     if (!row) return false;
-    const start: TaskStart = { ...startMessage(row as unknown as QueuedTask), waited_ms: await this.waitedMs(taskId) };
-    await this.bus.events.publish(subjects.taskStart(taskId), enc.encode(JSON.stringify(start)), { msgId: `${taskId}:wake:${randomUUID()}` });
+    await this.publishWake(row as unknown as QueuedTask, waited);
     await this.sql`UPDATE task_waits SET woken_at = now() WHERE task_id = ${taskId}::uuid AND status = 'decided' AND consumed_at IS NULL`;
     return true;
+  }
+
+  private async publishWake(task: QueuedTask, waitedMs: number): Promise<void> {
+    const start: TaskStart = { ...startMessage(task), waited_ms: Math.round(waitedMs) };
+    await this.bus.events.publish(subjects.taskStart(task.id), enc.encode(JSON.stringify(start)), { msgId: `${task.id}:wake:${randomUUID()}` });
   }
 }
