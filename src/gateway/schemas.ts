@@ -77,7 +77,12 @@ export const TaskSubmitRequest = Type.Object(
         description: 'Most agents a complex, supervisor or research workflow runs at once (default: all of a plan, at most 8)',
       }),
     ),
-    enable_verification: Type.Optional(Type.Boolean({ description: 'Adds a verification step; its findings go into metadata.verification' })),
+    enable_verification: Type.Optional(
+      Type.Boolean({
+        description:
+          'Adds a verification step; its findings go into metadata.verification (research tasks: each cited claim checked against the pages it cites)',
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -110,7 +115,14 @@ export const TaskStatusObject = Type.Object({
   progress: Type.Number({ minimum: 0, maximum: 1, description: '0 until the task completes, then 1' }),
   result: Type.Optional(Type.String({ description: 'Raw LLM output; absent until completed' })),
   response: Type.Optional(FreeObject('Parsed JSON, present only when result is valid JSON')),
-  metadata: Type.Optional(FreeObject('model_breakdown, agents_used, citations, ...')),
+  metadata: Type.Optional(
+    FreeObject(
+      'model_breakdown, agents_used, tool_calls, role, history, .... Research tasks also: citations (array of {url, title, source, credibility_score, quality_score}; ' +
+        'citations[n-1] is the source of every inline [n] of result, and only pages this task searched or read are cited), verification (with enable_verification: ' +
+        'overall_confidence, total_claims, supported_claims, unsupported_claims, conflicts, claim_details[{claim, supporting_citations, conflicting_citations, confidence}]), ' +
+        'extracted_facts and fact_summary (with context.enable_fact_extraction), unified_response, research (strategy, rounds, questions, coverage)',
+    ),
+  ),
   error: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
