@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { subjects, type Bus } from '../bus/index.js';
+import { TERMINAL_STATUSES } from '../kernel/index.js';
 import type { Sql } from '../store/index.js';
 import { startMessage, type QueuedTask, type TaskStart } from './model.js';
 import type { TaskStore } from './store.js';
@@ -58,6 +59,7 @@ export interface Decided {
 }
 
 const enc = new TextEncoder();
+const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
 /** A wait row read back through to_jsonb: its timestamps are strings there. */
 function revive(w: WaitRow): WaitRow {
@@ -149,10 +151,12 @@ export class WaitStore {
     await Promise.all([this.tasks.setStatus(taskId, 'TASK_STATUS_RUNNING', new Date()), this.consume(taskId, key)]);
   }
 
-  /** The task ended: its open waits can no longer be decided. */
+  /** The task ended: its open waits can no longer be decided, and no decision of it needs a wake. */
   async closeOpen(taskId: string): Promise<void> {
-    await this.sql`UPDATE task_waits SET status = 'closed', decided_at = now(), consumed_at = now()
-      WHERE task_id = ${taskId}::uuid AND status = 'pending'`;
+    await this.sql`UPDATE task_waits SET
+        status = CASE WHEN status = 'pending' THEN 'closed' ELSE status END,
+        decided_at = COALESCE(decided_at, now()), consumed_at = COALESCE(consumed_at, now())
+      WHERE task_id = ${taskId}::uuid AND (status = 'pending' OR consumed_at IS NULL)`;
   }
 
   /** Wakes a task only if it waits for a person (a cancel must reach a passivated workflow). */
@@ -190,6 +194,10 @@ export class WaitStore {
   async wake(taskId: string): Promise<boolean> {
     const [row, waited] = await Promise.all([this.tasks.getTask(taskId), this.waitedMs(taskId)]);
     if (!row) return false;
+    if (TERMINAL.has(row.status)) {
+      await this.closeOpen(taskId);
+      return false;
+    }
     await this.publishWake(row as unknown as QueuedTask, waited);
     await this.sql`UPDATE task_waits SET woken_at = now() WHERE task_id = ${taskId}::uuid AND status = 'decided' AND consumed_at IS NULL`;
     return true;
