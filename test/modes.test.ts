@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CONSUMERS, STREAMS } from '../src/bus/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { startResearchWeb } from './helpers/research-web.js';
 import { consumerDrained } from './helpers/barrier.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 
@@ -252,7 +253,8 @@ describe('isolation and refusals', () => {
 describe('final_answer: the events of the answering agent spell the result', () => {
   let off: TestApp;
   beforeAll(async () => {
-    off = await startTestApp({ MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' });
+    // A search backend and a page: the research case needs them (no backend fails at once).
+    off = await startTestApp({ MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0', ...(await startResearchWeb()).env });
   });
   afterAll(async () => {
     await off?.stop();

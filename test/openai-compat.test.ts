@@ -11,12 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OFFLINE_LABEL } from '../src/llm/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { FORWARDED, client, contentOf, expectApiError, rawStream, taskOf } from './helpers/openai-compat.js';
+import { startResearchWeb } from './helpers/research-web.js';
 
 describe('A: offline model, authentication off', () => {
   let t: TestApp;
   let oai: OpenAI;
   beforeAll(async () => {
-    t = await startTestApp({ ENABLE_CACHE: '0' });
+    // A search backend and a page: the research models need them (no backend fails at once).
+    t = await startTestApp({ ENABLE_CACHE: '0', ...(await startResearchWeb()).env });
     oai = client(t.base);
   });
   afterAll(async () => {
