@@ -20,9 +20,9 @@ import { asOutput } from './usage.js';
 import type { Prepared } from './workflow.js';
 
 /** Sources the synthesiser is shown at most (pages read first). */
-export const MAX_LISTED_SOURCES = 30;
+export const MAX_LISTED_SOURCES = 20;
 /** Characters of each source shown to the synthesiser. */
-const EXCERPT = 1500;
+const EXCERPT = 1000;
 
 export function sourceList(sources: Source[]): string {
   return sources

@@ -157,7 +157,7 @@ export function conflictsOf(text: string, claims: { claim: string; cited: number
   return out;
 }
 
-const EXCERPT = 3000;
+const EXCERPT = 1500;
 
 /** Verifies the answer against its citations; the model step runs only when there are claims. */
 export async function verifyResearch(
