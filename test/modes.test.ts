@@ -216,7 +216,7 @@ describe('isolation and refusals', () => {
       llm.setDefault({ type: 'completion', content: 'ok' });
       const first = await run(a, { query: 'open', mode: 'simple', session_id: `alice-${randomUUID()}` }, alice);
       const sid = first.s.session_id as string;
-      const aliceUuid = (await json(await fetch(`${a.base}/api/v1/sessions/${sid}`, { headers: alice }))).session_id as string;
+      const aliceUuid = (await json(await fetch(`${a.base}/api/v1/sessions/${sid}`, { headers: alice }))).id as string;
       const w = await fetch(`${a.base}/api/v1/tools/file_write/execute`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...alice },

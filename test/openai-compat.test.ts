@@ -274,7 +274,9 @@ describe('A: offline model, authentication off', () => {
     const uuid = h1.get('x-service-session-id')!;
     expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
     const s = await json(await fetch(`${t.base}/api/v1/sessions/${derived}`));
-    expect(s.session_id).toBe(uuid);
+    // A session named by its client reports that name as session_id, its UUID as id.
+    expect(s.id).toBe(uuid);
+    expect(s.session_id).toBe(derived);
     expect(s.external_id).toBe(derived);
     const h2 = await ask('first question');
     expect(h2.get('x-session-id')).toBeNull();
