@@ -10,6 +10,7 @@ import { bool, internalToken, num, oneOf, optStr, str, unset, type Env } from '.
 import { ConfigError } from './errors.js';
 import { channelsConfig } from './channels.js';
 import { RESERVED_SETTINGS } from './reserved.js';
+import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
 
 export const ROLES = ['gateway', 'orchestrator', 'worker', 'archiver', 'llm', 'agent', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
@@ -245,6 +246,14 @@ export function loadConfig(env: Env = process.env) {
     },
     paths: {
       models: str(env, 'MODELS_CONFIG_PATH', './config/models.yaml'),
+      /** The feature-flag file (CONFIG_PATH): today its `approvals` section (features.ts). */
+      features: str(env, 'CONFIG_PATH', DEFAULT_FEATURES_PATH),
+    },
+    /** config/features.yaml, read once here. */
+    features: loadFeatures(str(env, 'CONFIG_PATH', DEFAULT_FEATURES_PATH), !unset(env.CONFIG_PATH)),
+    approvals: {
+      /** An approval not decided within this long is decided as rejected with reason `timeout`. */
+      timeoutSeconds: num(env, 'APPROVAL_TIMEOUT_SECONDS', 3600, { min: 1, int: true }),
     },
     /** Folders read once at start-up: workflow templates (*.yaml) and skills (markdown with front matter). */
     catalogs: {

@@ -6,7 +6,6 @@
 export const RESERVED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
   PRIORITY_QUEUES: 'priority queuing (default off)',
   AGENT_TIMEOUT_SECONDS: 'agent execution timeout (default 600)',
-  CONFIG_PATH: 'feature flags file (default ./config/features.yaml)',
 });
 
 /** One start-up warning per reserved variable that is set. */

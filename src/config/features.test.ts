@@ -1,0 +1,61 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from './errors.js';
+import { approvalPolicies, featureWarnings, loadFeatures } from './features.js';
+import { loadConfig } from './load.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'features-'));
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+describe('config/features.yaml', () => {
+  it('the shipped file loads: no tool policies, and its swarm section is reported as not read', () => {
+    const c = loadConfig({});
+    expect(c.features.approvals).toEqual({ tools: [], roles: {} });
+    expect(featureWarnings(c)).toEqual([expect.stringMatching(/swarm section is not read yet/)]);
+  });
+
+  it('reads tool policies for every role and per role', () => {
+    const p = file('ok.yaml', 'approvals:\n  tools: [bash]\n  roles:\n    developer: [file_write, python_executor]\n');
+    expect(loadConfig({ CONFIG_PATH: p }).features.approvals).toEqual({ tools: ['bash'], roles: { developer: ['file_write', 'python_executor'] } });
+  });
+
+  it('a missing file at the default path means no policies; at a named path it fails start-up', () => {
+    expect(loadFeatures(join(dir, 'absent.yaml'), false).approvals.tools).toEqual([]);
+    expect(() => loadConfig({ CONFIG_PATH: join(dir, 'absent.yaml') })).toThrow(ConfigError);
+  });
+
+  it.each([
+    ['tools: bash', 'approvals:\n  tools: bash\n', /approvals.tools must be a list/],
+    ['roles as a list', 'approvals:\n  roles: [developer]\n', /approvals.roles must map/],
+    ['an unknown key', 'approvals:\n  tool: [bash]\n', /approvals.tool is not a setting/],
+    ['an unknown section', 'aproovals: {}\n', /unknown section/],
+    ['bad YAML', 'approvals: [\n', /not valid YAML/],
+  ])('refuses %s naming CONFIG_PATH', (_, text, msg) => {
+    const p = file(`bad-${Math.random()}.yaml`, text);
+    let err: unknown;
+    try {
+      loadConfig({ CONFIG_PATH: p });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).variable).toBe('CONFIG_PATH');
+    expect((err as Error).message).toMatch(msg);
+  });
+
+  it('an empty approvals section is no policy', () => {
+    expect(approvalPolicies(null)).toEqual({ tools: [], roles: {} });
+  });
+
+  it('APPROVAL_TIMEOUT_SECONDS is an integer >= 1', () => {
+    expect(loadConfig({ APPROVAL_TIMEOUT_SECONDS: '2' }).approvals.timeoutSeconds).toBe(2);
+    expect(() => loadConfig({ APPROVAL_TIMEOUT_SECONDS: '0' })).toThrow(/APPROVAL_TIMEOUT_SECONDS/);
+    expect(() => loadConfig({ APPROVAL_TIMEOUT_SECONDS: '1.5' })).toThrow(/APPROVAL_TIMEOUT_SECONDS/);
+  });
+});
