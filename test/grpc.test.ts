@@ -143,7 +143,6 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
     const marker = `grpc-not-yet-${randomUUID()}`;
     const cases: [Parameters<typeof orch.submitTask>[0], string][] = [
       [{ context: { force_swarm: true } }, 'context.force_swarm'],
-      [{ requireApproval: true }, 'require_approval'],
       [{ manualDecomposition: { mode: ExecutionMode.COMPLEX } }, 'manual_decomposition'],
       [{ sessionContext: {} }, 'session_context'],
       [{ metadata: { tokenBudget: 1000 } }, 'metadata.token_budget'],

@@ -15,7 +15,7 @@ export { parallelGroup, runLimited } from './parallel.js';
 export type { ParallelGroup } from './parallel.js';
 export { DeltaCoalescer } from './coalescer.js';
 export { ZERO_USAGE } from './spec.js';
-export type { AgentDeps, AgentOutput, AgentSpec, ModelCall } from './spec.js';
+export type { AgentDeps, AgentOutput, AgentSpec, ModelCall, ToolApproval, ToolCallProposal } from './spec.js';
 export { modelTurn } from './model-turn.js';
 export type { Turn, TurnOptions } from './model-turn.js';
 export { OBSERVATION_EVENT_CHARS, OBSERVATION_MODEL_CHARS, llmToolsOf } from './tool-step.js';

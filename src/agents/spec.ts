@@ -46,7 +46,26 @@ export interface AgentDeps {
   budget?: Budget;
   /** Called once per model call after it is journaled-to-be (cost records). */
   onModelCall?: (c: ModelCall) => Promise<void>;
+  /**
+   * Asked before a tool call runs (the workflow's tool policies): undefined lets it run as
+   * asked. It may wait for a person (the workflow passivates inside it), so it is called only
+   * while the call's step is not recorded, and must be deterministic per `step`.
+   */
+  approveTool?: (call: ToolCallProposal) => Promise<ToolApproval | undefined>;
 }
+
+/** A tool call about to run, as a person is asked about it. */
+export interface ToolCallProposal {
+  tool: string;
+  arguments: unknown;
+  callId: string;
+  agentId: string;
+  /** The call's journal step (unique within the workflow). */
+  step: string;
+}
+
+/** A person's answer: run (with replaced arguments when given), or do not run and tell the model why. */
+export type ToolApproval = { approved: true; arguments?: Record<string, unknown> } | { approved: false; message: string };
 
 export interface AgentSpec {
   agentId: string;

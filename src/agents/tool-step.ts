@@ -1,7 +1,9 @@
 /**
  * One tool call as a journaled step: TOOL_INVOKED, the tool run through the registry,
  * TOOL_OBSERVATION, and the result the model gets back. A call that is not safe to run twice
- * and was cut off by a crash is not run again: the model is told it was interrupted.
+ * and was cut off by a crash is not run again: the model is told it was interrupted. A call a
+ * tool policy holds for a person (AgentDeps.approveTool) runs only once approved, with the
+ * arguments the person gave if any; refused, it is not run and the model is told why.
  */
 import { AppError, Code } from '../kernel/index.js';
 import type { LlmTool, LlmToolCall } from '../llm/index.js';
@@ -40,14 +42,20 @@ export async function toolStep(ctx: AgentContext, deps: AgentDeps, spec: AgentSp
       return { callId: call.id, content: msg, success: false };
     });
   }
+  let args: unknown;
+  try {
+    args = call.arguments.trim() ? JSON.parse(call.arguments) : {};
+  } catch {
+    args = undefined;
+  }
+  // A tool policy may hold the call for a person (the workflow waits inside approveTool).
+  if (allowed && args !== undefined && deps.approveTool && !ctx.isRecorded(step)) {
+    const verdict = await deps.approveTool({ tool: call.name, arguments: args, callId: call.id, agentId: spec.agentId, step });
+    if (verdict && !verdict.approved) return refusedStep(ctx, spec, call, step, args, verdict.message);
+    if (verdict?.arguments) args = verdict.arguments;
+  }
   if (allowed && !tool.retryable) await ctx.step(`${step}-started`, async () => true);
   return ctx.step(step, async () => {
-    let args: unknown;
-    try {
-      args = call.arguments.trim() ? JSON.parse(call.arguments) : {};
-    } catch {
-      args = undefined;
-    }
     ctx.emit('TOOL_INVOKED', spec.agentId, `Calling ${call.name}`, { tool: call.name, call_id: call.id, arguments: args ?? call.arguments });
     let exec: Pick<ToolExecution, 'success' | 'text' | 'error' | 'output' | 'executionTimeMs'>;
     if (!allowed) {
@@ -86,6 +94,23 @@ export async function toolStep(ctx: AgentContext, deps: AgentDeps, spec: AgentSp
       execution_time_ms: exec.executionTimeMs,
     });
     return { callId: call.id, content: truncate(content, OBSERVATION_MODEL_CHARS), success: exec.success };
+  });
+}
+
+/** A call a person refused: not run; the model is told so, and why, as the call's result. */
+function refusedStep(ctx: AgentContext, spec: AgentSpec, call: LlmToolCall, step: string, args: unknown, why: string): Promise<ToolStepResult> {
+  return ctx.step(step, async () => {
+    const msg = `the action was refused by a person and was not run: ${why}`;
+    ctx.emit('TOOL_OBSERVATION', spec.agentId, `${call.name} refused: ${why}`, {
+      tool: call.name,
+      call_id: call.id,
+      success: false,
+      output: truncate(msg, OBSERVATION_EVENT_CHARS),
+      execution_time_ms: 0,
+      refused: true,
+      arguments: args,
+    });
+    return { callId: call.id, content: msg, success: false };
   });
 }
 

@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
 import { channelPaths } from './channel-routes.js';
+import { approvalPaths, approvalSchemas } from './approval-routes.js';
 import { openAiPaths, openAiSchemas } from './openai/openapi.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
@@ -112,6 +113,7 @@ export function buildOpenApi(version: string) {
         Message: plain(S.MessageBody),
         Readiness: plain(S.Readiness),
         ...openAiSchemas,
+        ...approvalSchemas,
       },
     },
     paths: {
@@ -462,6 +464,7 @@ export function buildOpenApi(version: string) {
       },
       ...skillPaths,
       ...channelPaths,
+      ...approvalPaths,
       ...openAiPaths,
       '/api/v1/tools': {
         get: {

@@ -20,6 +20,7 @@ import type { ToolRegistry } from '../tools/index.js';
 import type { SkillCatalog } from '../skills/index.js';
 import type { AuthService } from '../auth/index.js';
 import { Admission } from './admission.js';
+import { registerApprovalRoutes } from './approval-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import type { GatewayDomains, RouteDeps } from './route-deps.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
@@ -123,6 +124,7 @@ export class Gateway {
     route(app, 'get', '/openapi.json', () => ({ status: 200, raw: openapi, headers: { 'Content-Type': 'application/json' } }), ctx);
 
     registerTaskRoutes(app, { ctx, admit, bus: this.deps.bus, orchestrator: this.client, idempotency: this.admission.idempotency });
+    registerApprovalRoutes(app, { ctx, admit, orchestrator: this.client });
 
     if (this.deps.authService) registerAuthRoutes(app, ctx, this.deps.authService, (req) => this.admission.admit(req));
     if (this.deps.domains) {

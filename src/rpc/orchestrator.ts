@@ -44,6 +44,8 @@ import {
   type TaskStore,
 } from '../tasks/index.js';
 import type { TemplateCatalog } from '../templates/index.js';
+import type { ApprovalService } from '../approvals/index.js';
+import { approvalHandlers } from './approvals.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
 import { rpcError, rpcHandlers } from './errors.js';
 
@@ -58,6 +60,8 @@ export interface OrchestratorDeps {
   catalogs?: CatalogCheck;
   /** The templates ListTemplates answers. */
   templates?: TemplateCatalog;
+  /** ApproveTask and GetPendingApprovals (unimplemented without it). */
+  approvals?: ApprovalService;
 }
 
 function rowToStatus(r: TaskRow) {
@@ -159,6 +163,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
   const owned = (taskId: string, ctx: HandlerContext) => ownedTask(d.store, taskId, ctx);
 
   const taskDeps = { bus: d.bus, tasks: d.store, log: d.log };
+  const approvals = d.approvals ? approvalHandlers(d.approvals) : undefined;
   return {
     submitTask: wrap(async (req, ctx) => {
       const md = req.metadata;
@@ -182,9 +187,9 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
           enableVerification: opts?.enableVerification,
           maxConcurrentAgents: opts?.maxConcurrentAgents,
           traceId: md?.labels?.trace_id,
-          // gRPC-only fields nothing implements yet (approvals, caller-made plans, budgets).
+          requireApproval: req.requireApproval,
+          // gRPC-only fields nothing implements yet (caller-made plans, budgets).
           extraFields: {
-            require_approval: req.requireApproval,
             manual_decomposition: req.manualDecomposition,
             session_context: req.sessionContext,
             'metadata.token_budget': md?.tokenBudget,
@@ -264,8 +269,8 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
     listTemplates: wrap(async () => ({
       templates: (d.templates?.list() ?? []).map((t) => ({ name: t.name, version: t.version, key: t.key, contentHash: t.contentHash })),
     })),
-    approveTask: unimplemented('ApproveTask'),
-    getPendingApprovals: unimplemented('GetPendingApprovals'),
+    approveTask: approvals ? wrap(approvals.approveTask) : unimplemented('ApproveTask'),
+    getPendingApprovals: approvals ? wrap(approvals.getPendingApprovals) : unimplemented('GetPendingApprovals'),
   };
 }
 

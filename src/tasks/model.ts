@@ -91,6 +91,8 @@ export interface TaskStart {
   enable_verification?: boolean;
   /** The deep-research workflow and its settings. */
   research?: { strategy: string; maxIterations: number; iterative: boolean; factExtraction: boolean };
+  /** A person approves the task before its first action (require_approval). */
+  require_approval?: true;
   trace_id?: string;
   submitted_at: string;
   /** The session was generated for this task (the client named none). */
@@ -140,6 +142,7 @@ export function startMessage(t: QueuedTask): TaskStart {
     ...(o.skill ? { skill: o.skill as { name: string; version?: string } } : {}),
     ...(o.enable_verification ? { enable_verification: true } : {}),
     ...(o.research ? { research: o.research as NonNullable<TaskStart['research']> } : {}),
+    ...(o.require_approval ? { require_approval: true as const } : {}),
     trace_id: t.trace_id ?? undefined,
     submitted_at: t.created_at.toISOString(),
     ...(o.new_session ? { new_session: true } : {}),

@@ -30,6 +30,8 @@ export interface SubmitRequest {
   enableVerification?: boolean;
   maxConcurrentAgents?: number;
   traceId?: string;
+  /** A person approves the task before its first action (gRPC require_approval; REST context.require_approval). */
+  requireApproval?: boolean;
   /** Fields only some entry points carry (e.g. gRPC's require_approval), by their wire name. */
   extraFields?: Record<string, unknown>;
 }
@@ -59,6 +61,7 @@ export interface Submission {
   enableVerification?: boolean;
   /** The deep-research workflow (research_strategy or context.force_research). */
   research?: ResearchOptions;
+  requireApproval?: boolean;
 }
 
 export const RESEARCH_STRATEGIES = ['quick', 'standard', 'deep', 'academic'] as const;
@@ -200,6 +203,7 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (skillName && tplName) throw badRequest('a task runs either a skill or a template, not both');
   const skillPinned = skillName ? (catalogs?.skill(skillName, skillVersion) ?? skillVersion) : undefined;
   const research = researchOf(r.researchStrategy, context);
+  const requireApproval = r.requireApproval === true || contextBoolean(context, 'require_approval') === true;
   if (research && (tplName || skillName)) throw badRequest('the research workflow cannot be combined with a template or a skill');
   const score = requested || tplName || skillName || research ? undefined : complexityScore(query);
   const tier = ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier;
@@ -218,6 +222,7 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
     ...(skillName ? { skill: { name: skillName, ...(skillPinned ? { version: skillPinned } : {}) } } : {}),
     ...(r.enableVerification ? { enableVerification: true } : {}),
     ...(research ? { research } : {}),
+    ...(requireApproval ? { requireApproval } : {}),
     tier,
     modelOverride,
     providerOverride,
@@ -257,6 +262,7 @@ export async function submitTask(
     skill: s.skill,
     enable_verification: s.enableVerification,
     research: s.research,
+    require_approval: s.requireApproval,
     // The client named no session: one was generated (the workflow then skips history).
     ...(s.sessionId ? {} : { new_session: true }),
   };

@@ -1,13 +1,16 @@
 /**
  * What every workflow starts from: the agents' settings (the task's sampling over the
  * service's, budgets, usage recording), the system prompt, the session's history, the skill,
- * the role and the tools it allows.
+ * the role and the tools it allows. A task that asked for approval (require_approval) waits
+ * for it here, before its first action (no model call, no tool); the agents get the hook that
+ * holds the tool calls a tool policy names for a person.
  */
 import type { AgentDeps } from '../agents/index.js';
 import { AppError, Code, rolePreset, roleTools } from '../kernel/index.js';
 import { Budget, type ChatMessage } from '../llm/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import { taskModelSettings, type TaskStart } from '../tasks/index.js';
+import { approveTask, toolApprover } from './approval.js';
 import { sessionHistory } from './history.js';
 import { recordOf } from './usage.js';
 import { DEFAULT_MAX_ITERATIONS, type BaseSpec, type Prepared, type WorkflowDeps } from './workflow.js';
@@ -25,6 +28,7 @@ export function systemPrompt(t: Pick<TaskStart, 'context'>): string {
 
 /** Makes the task ready for its workflow; reads the session's history (a journaled step). */
 export async function prepare(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart): Promise<Prepared> {
+  await approveTask(ctx, t, deps.approvals);
   const budget = deps.budgets ? new Budget(deps.budgets) : undefined;
   const recordedHere = new Set<string>();
   const settings = taskModelSettings(t.context);
@@ -52,6 +56,7 @@ export async function prepare(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
   if (t.skill && !skill) throw new AppError(Code.FailedPrecondition, `skill ${t.skill.name} is not available in this worker`);
   // A skill's role applies unless the task names one.
   const role = rolePreset(t.context.role ?? skill?.role);
+  agent.approveTool = toolApprover(ctx, t, role.name, deps.approvals);
   // Tools the operator has not enabled (bash without TOOLS_ENABLE_BASH) are not offered.
   const registered = deps.tools
     ? deps.tools

@@ -12,6 +12,7 @@ import type { Skill, SkillCatalog } from '../skills/index.js';
 import type { TaskStart, TaskStore } from '../tasks/index.js';
 import type { TemplateCatalog } from '../templates/index.js';
 import type { ToolRegistry } from '../tools/index.js';
+import type { ApprovalSettings } from './approval.js';
 
 export interface WorkflowDeps {
   tasks: TaskStore;
@@ -35,6 +36,8 @@ export interface WorkflowDeps {
   /** Workflow templates (`template`) and skills (`skill`). */
   templates?: TemplateCatalog;
   skills?: SkillCatalog;
+  /** APPROVAL_TIMEOUT_SECONDS and the tool policies of config/features.yaml. */
+  approvals?: ApprovalSettings;
 }
 
 /** Tool rounds of an agent when neither the task nor the service names a number. */

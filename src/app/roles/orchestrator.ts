@@ -5,6 +5,7 @@
  * the durable timers of waits for people.
  */
 import type { ConnectRouter } from '@connectrpc/connect';
+import { ApprovalService } from '../../approvals/index.js';
 import { LLMService } from '../../gen/svc/v1/llm_pb.js';
 import { OrchestratorService } from '../../gen/svc/v1/orchestrator_pb.js';
 import { SessionService } from '../../gen/svc/v1/session_pb.js';
@@ -21,6 +22,7 @@ export async function startOrchestratorRole(ctx: AppContext): Promise<RoleStop> 
   const teardown = new Teardown(log);
   try {
     ctx.rpc.interceptors = [serverAuthInterceptor(ctx.internalRpcToken())];
+    const waits = new WaitStore(store.sql, store, bus);
     const orch = createOrchestratorService({
       bus,
       store,
@@ -29,6 +31,7 @@ export async function startOrchestratorRole(ctx: AppContext): Promise<RoleStop> 
       checkModel: (c) => void llmStack.router.resolveModelChoice(c),
       catalogs: ctx.catalogs,
       templates: ctx.templates,
+      approvals: new ApprovalService(waits),
     });
     const streaming = createStreamingService({ bus, store, log });
     const sessionsRpc = createSessionService({ sql: store.sql, tasks: store, log });
@@ -56,7 +59,7 @@ export async function startOrchestratorRole(ctx: AppContext): Promise<RoleStop> 
     reconciler.start();
     ctx.app.reconciler = reconciler;
     teardown.push(() => reconciler.stop());
-    const waitTimers = new WaitTimers(new WaitStore(store.sql, store, bus), log);
+    const waitTimers = new WaitTimers(waits, log);
     waitTimers.start();
     ctx.app.waitTimers = waitTimers;
     teardown.push(() => waitTimers.stop());

@@ -24,6 +24,7 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
     toolParallelism: cfg.tools.parallelism,
     enableToolSelection: cfg.tools.selection,
     budgets: cfg.budgets.inWorkflow ? ctx.budgetLimits : undefined,
+    approvals: { timeoutSeconds: cfg.approvals.timeoutSeconds, policies: cfg.features.approvals },
     history: {
       windowMessages: cfg.history.windowMessages,
       debugWindowMessages: cfg.history.windowDebugMessages,
