@@ -46,6 +46,7 @@ export const TaskSubmitRequest = Type.Object(
           'role (tool allowlist: generalist (default), analysis, research, writer, critic, developer), ' +
           'template (alias template_name), template_version (default latest), disable_ai (runs the template with no model call), skill_version, ' +
           'force_research, iterative_research_enabled, iterative_max_iterations, enable_fact_extraction (the research workflow), ' +
+          'require_approval (a person approves the task before its first action: APPROVAL_REQUESTED, POST /api/v1/approvals/decision), ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
           `${CONTEXT_VALUES}. ` +
           `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` +

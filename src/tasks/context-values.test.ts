@@ -14,7 +14,7 @@ import {
 import { notAvailableField } from './not-available.js';
 import { checkSubmission } from './submit.js';
 
-const FLAGS = ['disable_ai', 'force_research', 'iterative_research_enabled', 'enable_fact_extraction', 'force_swarm'];
+const FLAGS = ['disable_ai', 'force_research', 'iterative_research_enabled', 'enable_fact_extraction', 'force_swarm', 'require_approval'];
 const INTEGERS: [string, number, number][] = [
   ['iterative_max_iterations', 1, 5],
   ['history_window_size', 1, 1000],

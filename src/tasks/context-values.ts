@@ -27,6 +27,8 @@ export const CONTEXT_VALUE_RULES: Readonly<Record<string, ContextValueRule>> = O
   force_research: BOOLEAN,
   iterative_research_enabled: BOOLEAN,
   enable_fact_extraction: BOOLEAN,
+  // A person approves the task before its first action (approvals).
+  require_approval: BOOLEAN,
   // Still refused as not available when true (not-available.ts), but read like every flag.
   force_swarm: BOOLEAN,
   iterative_max_iterations: { type: 'integer', min: 1, max: 5 },
