@@ -7,7 +7,7 @@
  * from outside last (gateway), so the gateway stops taking requests first and the worker
  * hands its running workflows back while the bus and database are still there.
  */
-import { reservedSettingWarnings, type Config, type Role } from '../config/index.js';
+import { featureWarnings, reservedSettingWarnings, type Config, type Role } from '../config/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { LlmProvider } from '../llm/index.js';
 import { openContext } from './context.js';
@@ -41,7 +41,7 @@ const ROLES_STOP_DEADLINE_MS = 12_000;
 
 export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmProvider } = {}): Promise<App> {
   // Settings of the spec that nothing implements yet: say so rather than pretend.
-  for (const w of reservedSettingWarnings(cfg)) log.warn(w);
+  for (const w of [...reservedSettingWarnings(cfg), ...featureWarnings(cfg)]) log.warn(w);
   const shared = new Teardown(log);
   const running: { role: Role; stop: RoleStop }[] = [];
   let ctx: AppContext | undefined;
