@@ -31,6 +31,7 @@ beforeAll(async () => {
     {
       CONFIG_PATH: features,
       APPROVAL_TIMEOUT_SECONDS: '600',
+      TOOL_PARALLELISM: '2',
       GATEWAY_SKIP_AUTH: '0',
       PASSWORD_SCRYPT_N: '1024',
       JWT_SECRET: 'approvals-test-secret-0123456789abcdefgh',
@@ -200,6 +201,44 @@ describe('tool policies', () => {
     expect(evs.find((e) => e.type === 'TOOL_INVOKED')).toBeUndefined();
     expect(evs.find((e) => e.type === 'TOOL_OBSERVATION')!.payload).toMatchObject({ tool: 'calculator', success: false, refused: true });
     expect(evs.find((e) => e.type === 'APPROVAL_DECISION')!.payload).toMatchObject({ approved: false, feedback: 'no arithmetic today' });
+  });
+
+  it('two held calls of one turn: each is decided before either runs, one wait at a time', async () => {
+    const u = await register();
+    const twoCalls = {
+      type: 'completion' as const,
+      content: '',
+      toolCalls: [
+        { id: 'p1', name: 'calculator', arguments: '{"expression":"1+1"}' },
+        { id: 'p2', name: 'calculator', arguments: '{"expression":"2+2"}' },
+      ],
+    };
+    llm.enqueue(twoCalls, { type: 'completion', content: 'two and four' });
+    const id = await submit(u, { query: 'Two sums', mode: 'standard' });
+    const first = await pendingOf(u, id);
+    expect(first.proposed_action.arguments).toEqual({ expression: '1+1' });
+    await decide(u, { approval_id: first.approval_id, workflow_id: id, approved: true });
+    const second = await waitFor(async () => {
+      const a = await pendingOf(u, id);
+      return a.approval_id !== first.approval_id ? a : undefined;
+    }, 20_000);
+    expect(second.proposed_action.arguments).toEqual({ expression: '2+2' });
+    const [{ n }] = await t.app.store.sql`SELECT count(*)::int AS n FROM tool_calls WHERE task_id = ${id}::uuid`;
+    expect(n).toBe(0); // the first, approved, did not run while the second waited
+    expect(toolMessages()).toEqual([]);
+    await decide(u, { approval_id: second.approval_id, workflow_id: id, approved: false, feedback: 'once is enough' });
+    expect((await finished(u, id)).status).toBe('TASK_STATUS_COMPLETED');
+    const told = toolMessages();
+    expect(told).toHaveLength(2);
+    expect(told[0]).toContain('2');
+    expect(told[1]).toMatch(/refused.*once is enough/);
+    const evs = await events(u, id);
+    expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
+    expect(evs.filter((e) => e.type === 'APPROVAL_REQUESTED')).toHaveLength(2);
+    expect(evs.filter((e) => e.type === 'APPROVAL_DECISION')).toHaveLength(2);
+    // No tool of the turn ran before both were decided.
+    const types = evs.map((e) => e.type);
+    expect(types.indexOf('TOOL_INVOKED')).toBeGreaterThan(types.lastIndexOf('APPROVAL_DECISION'));
   });
 });
 

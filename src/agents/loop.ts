@@ -14,7 +14,7 @@ import type { AgentContext } from './context.js';
 import { modelTurn, type Turn } from './model-turn.js';
 import { runLimited } from './parallel.js';
 import { ZERO_USAGE, addUsage, type AgentDeps, type AgentOutput, type AgentSpec, type ModelCall } from './spec.js';
-import { llmToolsOf, toolStep } from './tool-step.js';
+import { approveCalls, llmToolsOf, toolStep } from './tool-step.js';
 
 /** Runs one agent to its answer. */
 export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec): Promise<AgentOutput> {
@@ -69,7 +69,10 @@ export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: Age
     last = turn;
     if (!turn.toolCalls?.length || forced) break;
     messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
-    const results = await runLimited(ctx, turn.toolCalls, deps.parallelism, (sc, c, j) => toolStep(sc, deps, spec, c, `${step}-tool-${j + 1}`));
+    const steps = turn.toolCalls.map((_, j) => `${step}-tool-${j + 1}`);
+    // Every call a tool policy holds is decided before any call of the turn runs.
+    const verdicts = await approveCalls(ctx, deps, spec, turn.toolCalls, steps);
+    const results = await runLimited(ctx, turn.toolCalls, deps.parallelism, (sc, c, j) => toolStep(sc, deps, spec, c, steps[j], verdicts[j]));
     toolCalls += results.length;
     for (const r of results) messages.push({ role: 'tool', toolCallId: r.callId, content: r.content });
   }

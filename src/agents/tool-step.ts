@@ -9,7 +9,7 @@ import { AppError, Code } from '../kernel/index.js';
 import type { LlmTool, LlmToolCall } from '../llm/index.js';
 import type { ToolExecution, ToolRegistry } from '../tools/index.js';
 import type { AgentContext } from './context.js';
-import type { AgentDeps, AgentSpec } from './spec.js';
+import type { AgentDeps, AgentSpec, ToolApproval } from './spec.js';
 
 /** Longest tool output a TOOL_OBSERVATION event carries (the model gets more). */
 export const OBSERVATION_EVENT_CHARS = 2000;
@@ -24,7 +24,46 @@ export interface ToolStepResult {
   success: boolean;
 }
 
-export async function toolStep(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec, call: LlmToolCall, step: string): Promise<ToolStepResult> {
+/** A call's arguments: its JSON, or undefined when that is not valid JSON. */
+function argumentsOf(call: LlmToolCall): unknown {
+  try {
+    return call.arguments.trim() ? JSON.parse(call.arguments) : {};
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Asks the tool policies (AgentDeps.approveTool) about every call of one turn, one after
+ * another, before any of them runs: a call that waits for a person passivates the workflow
+ * before a sibling starts, so no tool of the turn is cut off by the wait. Calls whose step is
+ * recorded are not asked again (their answer is in their result).
+ */
+export async function approveCalls(
+  ctx: AgentContext,
+  deps: AgentDeps,
+  spec: AgentSpec,
+  calls: LlmToolCall[],
+  steps: string[],
+): Promise<(ToolApproval | undefined)[]> {
+  const out: (ToolApproval | undefined)[] = [];
+  for (const [i, call] of calls.entries()) {
+    const args = argumentsOf(call);
+    const asks = !!deps.approveTool && !!deps.tools?.get(call.name) && spec.tools.includes(call.name) && args !== undefined && !ctx.isRecorded(steps[i]);
+    out.push(asks ? await deps.approveTool!({ tool: call.name, arguments: args, callId: call.id, agentId: spec.agentId, step: steps[i] }) : undefined);
+  }
+  return out;
+}
+
+/** Runs one call (`verdict`: a person's answer about it, from approveCalls). */
+export async function toolStep(
+  ctx: AgentContext,
+  deps: AgentDeps,
+  spec: AgentSpec,
+  call: LlmToolCall,
+  step: string,
+  verdict?: ToolApproval,
+): Promise<ToolStepResult> {
   const tool = deps.tools?.get(call.name);
   const allowed = !!tool && spec.tools.includes(call.name);
   // A tool that is not safe to run twice: was it started before a crash and never recorded?
@@ -42,18 +81,9 @@ export async function toolStep(ctx: AgentContext, deps: AgentDeps, spec: AgentSp
       return { callId: call.id, content: msg, success: false };
     });
   }
-  let args: unknown;
-  try {
-    args = call.arguments.trim() ? JSON.parse(call.arguments) : {};
-  } catch {
-    args = undefined;
-  }
-  // A tool policy may hold the call for a person (the workflow waits inside approveTool).
-  if (allowed && args !== undefined && deps.approveTool && !ctx.isRecorded(step)) {
-    const verdict = await deps.approveTool({ tool: call.name, arguments: args, callId: call.id, agentId: spec.agentId, step });
-    if (verdict && !verdict.approved) return refusedStep(ctx, spec, call, step, args, verdict.message);
-    if (verdict?.arguments) args = verdict.arguments;
-  }
+  let args = argumentsOf(call);
+  if (verdict && !verdict.approved) return refusedStep(ctx, spec, call, step, args, verdict.message);
+  if (verdict?.arguments) args = verdict.arguments;
   if (allowed && !tool.retryable) await ctx.step(`${step}-started`, async () => true);
   return ctx.step(step, async () => {
     ctx.emit('TOOL_INVOKED', spec.agentId, `Calling ${call.name}`, { tool: call.name, call_id: call.id, arguments: args ?? call.arguments });
