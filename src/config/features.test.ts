@@ -34,6 +34,7 @@ describe('config/features.yaml', () => {
     ['tools: bash', 'approvals:\n  tools: bash\n', /approvals.tools must be a list/],
     ['roles as a list', 'approvals:\n  roles: [developer]\n', /approvals.roles must map/],
     ['an unknown key', 'approvals:\n  tool: [bash]\n', /approvals.tool is not a setting/],
+    ['an unknown role', 'approvals:\n  roles:\n    develper: [bash]\n', /approvals.roles.develper: unknown role/],
     ['an unknown section', 'aproovals: {}\n', /unknown section/],
     ['bad YAML', 'approvals: [\n', /not valid YAML/],
   ])('refuses %s naming CONFIG_PATH', (_, text, msg) => {

@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { ROLE_NAMES } from '../kernel/index.js';
 import { ConfigError } from './errors.js';
 
 export const DEFAULT_FEATURES_PATH = './config/features.yaml';
@@ -51,7 +52,11 @@ export function approvalPolicies(v: unknown): ApprovalPolicies {
   const roles: Record<string, string[]> = {};
   if (o.roles !== undefined && o.roles !== null) {
     if (typeof o.roles !== 'object' || Array.isArray(o.roles)) fail('approvals.roles must map role names to lists of tool names');
-    for (const [role, list] of Object.entries(o.roles as Record<string, unknown>)) roles[role] = toolList(list, `approvals.roles.${role}`);
+    for (const [role, list] of Object.entries(o.roles as Record<string, unknown>)) {
+      // A misspelt role would hold nothing, silently.
+      if (!ROLE_NAMES.includes(role)) fail(`approvals.roles.${role}: unknown role; known: ${ROLE_NAMES.join(', ')}`);
+      roles[role] = toolList(list, `approvals.roles.${role}`);
+    }
   }
   return { tools: toolList(o.tools, 'approvals.tools'), roles };
 }
