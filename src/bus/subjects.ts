@@ -69,6 +69,10 @@ export const BUCKETS = {
   channelTasks: 'CHANNEL_TASKS',
   /** Channel messages answered on the agent route: key <message_id>; 24 h (a redelivery does nothing). */
   channelTasksDone: 'CHANNEL_TASKS_DONE',
+  /** Plan review state of a waiting research task: key <workflow_id>; each value carries its own expiry (review timeout + 5 min). */
+  reviews: 'REVIEWS',
+  /** The lock of a review's feedback model call: key <workflow_id>; the bucket's short TTL is the lock's lease. */
+  reviewLocks: 'REVIEW_LOCKS',
 } as const;
 
 export const subjects = {
@@ -104,6 +108,7 @@ export const kvKeys = {
   daemonPending: (messageId: string) => token(messageId, 'message id'),
   daemonSignal: (workflowId: string, messageId: string) => `${token(workflowId, 'workflow id')}.${token(messageId, 'message id')}`,
   channelTask: (messageId: string) => token(messageId, 'message id'),
+  review: (workflowId: string) => token(workflowId, 'workflow id'),
 } as const;
 
 function hexToken(t: string): string {

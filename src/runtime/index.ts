@@ -3,7 +3,8 @@
  * journal, control state, durable retries), the archiver of events into PostgreSQL, the
  * reconciler of queued tasks without a start message, and the timeline read from journal
  * and archive, workflow signals (daemon replies, signals.ts), and the durable wait for people (wait.ts:
- * passivate, decision, wake; wait-timers.ts: its timers in PostgreSQL). It runs whatever
+ * passivate, decision, wake; wait-timers.ts: its timers in PostgreSQL; external-events.ts: events
+ * of a passivated workflow, e.g. a plan review's feedback, in its seq). It runs whatever
  * WorkflowRunner it is given and knows nothing of LLMs.
  */
 export { Worker, type WorkerOptions, type WorkflowRunner } from './worker.js';
@@ -25,3 +26,4 @@ export {
 export { WorkflowSignals } from './signals.js';
 export { Passivate, waitFor, type WaitDecision, type WaitSpec } from './wait.js';
 export { WaitTimers, type WaitTimerOptions } from './wait-timers.js';
+export { WorkflowBusy, appendExternalEvents, type ExternalEvent } from './external-events.js';
