@@ -6,6 +6,7 @@ import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
 import { channelPaths } from './channel-routes.js';
 import { approvalPaths, approvalSchemas } from './approval-routes.js';
+import { reviewPaths, reviewSchemas } from './review-routes.js';
 import { openAiPaths, openAiSchemas } from './openai/openapi.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
@@ -114,6 +115,7 @@ export function buildOpenApi(version: string) {
         Readiness: plain(S.Readiness),
         ...openAiSchemas,
         ...approvalSchemas,
+        ...reviewSchemas,
       },
     },
     paths: {
@@ -465,6 +467,7 @@ export function buildOpenApi(version: string) {
       ...skillPaths,
       ...channelPaths,
       ...approvalPaths,
+      ...reviewPaths,
       ...openAiPaths,
       '/api/v1/tools': {
         get: {

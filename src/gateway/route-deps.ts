@@ -7,6 +7,7 @@ import { notFound, type Logger, type Principal } from '../kernel/index.js';
 import type { ScheduleStore } from '../scheduler/index.js';
 import type { SessionRow, Sessions } from '../sessions/index.js';
 import type { SessionRef, TaskStore } from '../tasks/index.js';
+import type { ReviewService } from '../workflows/index.js';
 import type { CorsPolicy, Reply, Req } from './http.js';
 
 export type Admit = (req: Req, o?: { burst?: boolean }) => Promise<{ p: Principal; headers: Record<string, string> }>;
@@ -63,6 +64,8 @@ export interface GatewayDomains {
   sessionLookup: SessionLookup;
   schedules: ScheduleStore;
   channels: ChannelService;
+  /** Plan reviews of waiting research tasks (review-routes.ts). */
+  review?: ReviewService;
 }
 
 export interface RouteDeps {

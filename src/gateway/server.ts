@@ -21,6 +21,7 @@ import type { SkillCatalog } from '../skills/index.js';
 import type { AuthService } from '../auth/index.js';
 import { Admission } from './admission.js';
 import { registerApprovalRoutes } from './approval-routes.js';
+import { registerReviewRoutes } from './review-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import type { GatewayDomains, RouteDeps } from './route-deps.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
@@ -145,6 +146,7 @@ export class Gateway {
       if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
       if (this.deps.skills) registerSkillRoutes(app, { ...rd, skills: this.deps.skills });
       registerChannelRoutes(app, rd);
+      if (this.deps.domains.review) registerReviewRoutes(app, rd, this.deps.domains.review);
     }
 
     this.streams.register(app);

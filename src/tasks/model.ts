@@ -93,6 +93,8 @@ export interface TaskStart {
   research?: { strategy: string; maxIterations: number; iterative: boolean; factExtraction: boolean };
   /** A person approves the task before its first action (require_approval). */
   require_approval?: true;
+  /** A person reviews the research plan before the research (context.require_review / review_plan "manual"). */
+  review?: { timeoutSeconds: number };
   trace_id?: string;
   submitted_at: string;
   /** The session was generated for this task (the client named none). */
@@ -143,6 +145,7 @@ export function startMessage(t: QueuedTask): TaskStart {
     ...(o.enable_verification ? { enable_verification: true } : {}),
     ...(o.research ? { research: o.research as NonNullable<TaskStart['research']> } : {}),
     ...(o.require_approval ? { require_approval: true as const } : {}),
+    ...(o.review ? { review: o.review as { timeoutSeconds: number } } : {}),
     trace_id: t.trace_id ?? undefined,
     submitted_at: t.created_at.toISOString(),
     ...(o.new_session ? { new_session: true } : {}),

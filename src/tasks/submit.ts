@@ -9,7 +9,7 @@ import type { Bus } from '../bus/index.js';
 import { EXECUTION_MODE, MODES, badRequest, isTier, rolePreset, type Logger, type Mode, type Tier } from '../kernel/index.js';
 import { enqueueStart } from './enqueue.js';
 import { conversationHistoryOf, startMessage, taskModelSettings } from './model.js';
-import { CONTEXT_VALUE_RULES, contextBoolean, contextValue, normaliseContext } from './context-values.js';
+import { CONTEXT_VALUE_RULES, contextBoolean, contextInteger, contextValue, normaliseContext } from './context-values.js';
 import { notAvailableField, notAvailableMessage, firstGiven } from './not-available.js';
 import type { TaskStore } from './store.js';
 
@@ -62,6 +62,8 @@ export interface Submission {
   /** The deep-research workflow (research_strategy or context.force_research). */
   research?: ResearchOptions;
   requireApproval?: boolean;
+  /** Plan review (context.require_review or review_plan "manual"): the research plan waits for a person. */
+  review?: { timeoutSeconds: number };
 }
 
 export const RESEARCH_STRATEGIES = ['quick', 'standard', 'deep', 'academic'] as const;
@@ -80,12 +82,31 @@ export interface ResearchOptions {
 /** Rounds of the coverage loop by strategy (iterative_max_iterations overrides). */
 export const RESEARCH_ROUNDS: Readonly<Record<ResearchStrategy, number>> = Object.freeze({ quick: 1, standard: 2, deep: 3, academic: 3 });
 
-function researchOf(top: string | undefined, context: Record<string, unknown>): ResearchOptions | undefined {
+/** context.review_timeout when none is given (seconds). */
+export const DEFAULT_REVIEW_TIMEOUT_SECONDS = 900;
+/** Values of context.review_plan: only `manual` asks a person. */
+export const REVIEW_PLANS = ['manual', 'auto', 'none'] as const;
+
+/**
+ * Plan review: context.require_review (a flag) or context.review_plan "manual", and
+ * context.review_timeout (seconds, 1-86400, default 900). A plan to review is a research
+ * plan, so review implies the research workflow.
+ */
+function reviewOf(context: Record<string, unknown>): { timeoutSeconds: number } | undefined {
+  const required = contextBoolean(context, 'require_review');
+  const plan = fromContext(context, 'review_plan')?.trim().toLowerCase();
+  if (plan !== undefined && !(REVIEW_PLANS as readonly string[]).includes(plan))
+    throw badRequest(`context.review_plan must be one of: ${REVIEW_PLANS.join(', ')}`);
+  const timeout = contextInteger(context, 'review_timeout', 1, 86_400);
+  return required === true || plan === 'manual' ? { timeoutSeconds: timeout ?? DEFAULT_REVIEW_TIMEOUT_SECONDS } : undefined;
+}
+
+function researchOf(top: string | undefined, context: Record<string, unknown>, reviewed = false): ResearchOptions | undefined {
   const strategy = top || fromContext(context, 'research_strategy');
   if (strategy !== undefined && !(RESEARCH_STRATEGIES as readonly string[]).includes(strategy)) {
     throw badRequest(`research_strategy must be one of: ${RESEARCH_STRATEGIES.join(', ')}`);
   }
-  const force = contextBoolean(context, 'force_research');
+  const force = contextBoolean(context, 'force_research') || reviewed;
   const iterative = contextBoolean(context, 'iterative_research_enabled');
   const facts = contextBoolean(context, 'enable_fact_extraction');
   const rounds = contextValue(context, 'iterative_max_iterations', CONTEXT_VALUE_RULES.iterative_max_iterations) as number | undefined;
@@ -202,7 +223,8 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (skillVersion && !skillName) throw badRequest('context.skill_version needs a skill');
   if (skillName && tplName) throw badRequest('a task runs either a skill or a template, not both');
   const skillPinned = skillName ? (catalogs?.skill(skillName, skillVersion) ?? skillVersion) : undefined;
-  const research = researchOf(r.researchStrategy, context);
+  const review = reviewOf(context);
+  const research = researchOf(r.researchStrategy, context, !!review);
   const requireApproval = r.requireApproval === true || contextBoolean(context, 'require_approval') === true;
   if (research && (tplName || skillName)) throw badRequest('the research workflow cannot be combined with a template or a skill');
   const score = requested || tplName || skillName || research ? undefined : complexityScore(query);
@@ -223,6 +245,7 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
     ...(r.enableVerification ? { enableVerification: true } : {}),
     ...(research ? { research } : {}),
     ...(requireApproval ? { requireApproval } : {}),
+    ...(review ? { review } : {}),
     tier,
     modelOverride,
     providerOverride,
@@ -263,6 +286,7 @@ export async function submitTask(
     enable_verification: s.enableVerification,
     research: s.research,
     require_approval: s.requireApproval,
+    review: s.review,
     // The client named no session: one was generated (the workflow then skips history).
     ...(s.sessionId ? {} : { new_session: true }),
   };

@@ -13,6 +13,7 @@ import type { TaskStart, TaskStore } from '../tasks/index.js';
 import type { TemplateCatalog } from '../templates/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { ApprovalSettings } from './approval.js';
+import type { ReviewStore } from './review-store.js';
 
 export interface WorkflowDeps {
   tasks: TaskStore;
@@ -38,6 +39,8 @@ export interface WorkflowDeps {
   skills?: SkillCatalog;
   /** APPROVAL_TIMEOUT_SECONDS and the tool policies of config/features.yaml. */
   approvals?: ApprovalSettings;
+  /** Where plan reviews are kept (review-store.ts); without it a task asking for review fails. */
+  reviews?: ReviewStore;
 }
 
 /** Tool rounds of an agent when neither the task nor the service names a number. */

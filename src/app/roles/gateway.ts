@@ -10,6 +10,8 @@ import { ScheduleStore } from '../../scheduler/index.js';
 import { Sessions, resolveSession, sessionRegistry } from '../../sessions/index.js';
 import type { DaemonHub } from '../../daemon/index.js';
 import { Gateway } from '../../gateway/index.js';
+import { WaitStore } from '../../tasks/index.js';
+import { ReviewService, ReviewStore } from '../../workflows/index.js';
 import { startHealthListener } from '../health-listener.js';
 import { jwtSecretOf } from '../secrets.js';
 import { Teardown } from '../teardown.js';
@@ -18,7 +20,7 @@ import { VERSION } from '../version.js';
 import { startChannels } from './channels.js';
 
 /** The gateway, built from the shared context: its settings and what it reaches. */
-function createGateway(ctx: AppContext, daemon: DaemonHub): Gateway {
+function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore): Gateway {
   const { cfg, dataDir, store, sql, log } = ctx;
   const authService = new AuthService(
     store.sql,
@@ -61,6 +63,17 @@ function createGateway(ctx: AppContext, daemon: DaemonHub): Gateway {
         sessionLookup: { resolve: (id, p, o) => resolveSession(sql, id, p, o), ensure: (refs) => sessionRegistry(sql).ensureSessions(refs) },
         schedules: new ScheduleStore(sql),
         channels: new ChannelService(sql, ctx.bus, cfg.channels, log),
+        review: new ReviewService({
+          reviews,
+          waits: new WaitStore(sql, store, ctx.bus),
+          tasks: store,
+          bus: ctx.bus,
+          llm: ctx.llm,
+          usage: ctx.usage,
+          maxTokens: cfg.llm.maxTokens,
+          temperature: cfg.llm.temperature,
+          log,
+        }),
       },
       log,
       authService,
@@ -78,7 +91,7 @@ export async function startGatewayRole(ctx: AppContext): Promise<RoleStop> {
     const channels = await startChannels(ctx);
     teardown.push(() => channels.stop());
     ctx.app.daemon = channels.daemon;
-    const gateway = createGateway(ctx, channels.daemon);
+    const gateway = createGateway(ctx, channels.daemon, await ReviewStore.open(ctx.bus));
     if (cfg.gateway.healthPort !== undefined) {
       const probes = await startHealthListener(gateway, cfg.gateway.host, cfg.gateway.healthPort);
       ctx.app.healthPort = probes.port;

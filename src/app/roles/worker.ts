@@ -4,7 +4,7 @@
  */
 import { Worker } from '../../runtime/index.js';
 import { WaitStore } from '../../tasks/index.js';
-import { runWorkflow } from '../../workflows/index.js';
+import { ReviewStore, runWorkflow } from '../../workflows/index.js';
 import type { AppContext, RoleStop } from '../types.js';
 
 export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
@@ -25,6 +25,7 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
     enableToolSelection: cfg.tools.selection,
     budgets: cfg.budgets.inWorkflow ? ctx.budgetLimits : undefined,
     approvals: { timeoutSeconds: cfg.approvals.timeoutSeconds, policies: cfg.features.approvals },
+    reviews: await ReviewStore.open(ctx.bus),
     history: {
       windowMessages: cfg.history.windowMessages,
       debugWindowMessages: cfg.history.windowDebugMessages,
