@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Code, createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { Http2SessionManager, createGrpcTransport } from '@connectrpc/connect-node';
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey, newApiKey } from '../src/auth/index.js';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
@@ -119,6 +120,13 @@ async function events(u: User, id: string) {
   return evs.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data) as { type: string; seq: number; message: string; payload?: any });
 }
 
+/** The body validates against its component schema of /openapi.json. */
+async function expectSchema(name: string, body: unknown): Promise<void> {
+  const doc = await json(await fetch(`${t.base}/openapi.json`));
+  const check = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(doc.components.schemas[name]);
+  expect(check(body), `${name}: ${JSON.stringify(check.errors)}`).toBe(true);
+}
+
 const toolMessages = () => llm.requests.flatMap((r) => (r.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
 
 const calc = (expression: string) => ({
@@ -139,7 +147,10 @@ describe('tool policies', () => {
     expect(toolMessages()).toEqual([]); // nothing ran yet
     const r = await decide(u, { approval_id: a.approval_id, workflow_id: id, approved: true, feedback: 'fine' });
     expect(r.status).toBe(200);
-    expect(await json(r)).toEqual({ success: true, approval_id: a.approval_id, workflow_id: id, status: 'approved' });
+    const body = await json(r);
+    expect(body).toEqual({ success: true, approval_id: a.approval_id, workflow_id: id, status: 'approved' });
+    await expectSchema('ApprovalDecisionResponse', body);
+    await expectSchema('ApprovalDecisionRequest', { approval_id: a.approval_id, workflow_id: id, approved: true, feedback: 'fine' });
     const s = await finished(u, id);
     expect(s.status).toBe('TASK_STATUS_COMPLETED');
     expect(s.result).toBe('The answer is 5.');
@@ -352,6 +363,7 @@ describe('POST /api/v1/approvals/decision errors, and the inbox', () => {
   it("lists the caller's pending approvals (session filter, limit); status other than pending is 400", async () => {
     const b = await json(await fetch(`${t.base}/api/v1/approvals?status=pending`, { headers: owner.h }));
     expect(b.count).toBe(1);
+    await expectSchema('PendingApprovalList', b);
     expect(b.approvals[0]).toMatchObject({ approval_id: a.approval_id, workflow_id: id, query: 'guarded task' });
     expect(Date.parse(b.approvals[0].requested_at)).toBeGreaterThan(0);
     const task = await t.app.store.getTask(id);
