@@ -33,7 +33,7 @@ export const ReviewRequest = Type.Object({
 });
 
 export const ReviewFeedbackResponse = Type.Object({
-  status: Type.Literal('reviewing'),
+  status: Type.String({ enum: ['reviewing'] }),
   plan: Type.Object({
     message: Type.String({ description: 'The updated plan (intent ready) or the questions the model asks (intent feedback)' }),
     round: Type.Integer(),
@@ -42,7 +42,7 @@ export const ReviewFeedbackResponse = Type.Object({
   }),
 });
 
-export const ReviewApproveResponse = Type.Object({ status: Type.Literal('approved'), message: Type.String() });
+export const ReviewApproveResponse = Type.Object({ status: Type.String({ enum: ['approved'] }), message: Type.String() });
 
 /**
  * The version an If-Match names: absent or `*` is no condition; `3`, `"3"` and `W/"3"` are 3;
