@@ -6,7 +6,7 @@
  * and ApproveTask / GetPendingApprovals over gRPC.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Code, createClient, type Client, type Interceptor } from '@connectrpc/connect';
@@ -28,9 +28,18 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'approvals-'));
   const features = join(dir, 'features.yaml');
   writeFileSync(features, 'approvals:\n  tools: [calculator]\n');
+  const templates = join(dir, 'templates');
+  mkdirSync(templates);
+  writeFileSync(
+    join(templates, 'calc-steps.yaml'),
+    "name: calc-steps\nversion: '1.0.0'\ndescription: one calculator step\nsteps:\n" +
+      "  - id: sum\n    type: tool\n    tool: calculator\n    arguments:\n      expression: '${query}'\n" +
+      "  - id: out\n    type: text\n    text: 'result: ${steps.sum}'\noutput: out\n",
+  );
   t = await startTestApp(
     {
       CONFIG_PATH: features,
+      TEMPLATES_DIR: templates,
       APPROVAL_TIMEOUT_SECONDS: '600',
       TOOL_PARALLELISM: '2',
       GATEWAY_SKIP_AUTH: '0',
@@ -250,6 +259,25 @@ describe('tool policies', () => {
     // No tool of the turn ran before both were decided.
     const types = evs.map((e) => e.type);
     expect(types.indexOf('TOOL_INVOKED')).toBeGreaterThan(types.lastIndexOf('APPROVAL_DECISION'));
+  });
+});
+
+describe('tool policies in a workflow template (no model)', () => {
+  it('approved with modified arguments, the step runs with them; refused, the task fails', async () => {
+    const u = await register();
+    const body = { query: '1+1', context: { template: 'calc-steps', disable_ai: true } };
+    const id = await submit(u, body);
+    const a = await pendingOf(u, id);
+    expect(a.proposed_action).toEqual({ tool: 'calculator', arguments: { expression: '1+1' } });
+    await decide(u, { approval_id: a.approval_id, workflow_id: id, approved: true, modified_action: { expression: '6*7' } });
+    const s = await finished(u, id);
+    expect(s.status).toBe('TASK_STATUS_COMPLETED');
+    expect(s.result).toContain('42');
+    const id2 = await submit(u, body);
+    const b = await pendingOf(u, id2);
+    await decide(u, { approval_id: b.approval_id, workflow_id: id2, approved: false, feedback: 'nope' });
+    const s2 = await finished(u, id2);
+    expect([s2.status, s2.error]).toEqual(['TASK_STATUS_FAILED', 'approval rejected: nope']);
   });
 });
 

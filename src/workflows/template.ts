@@ -48,6 +48,12 @@ export const template: Workflow = async (ctx, p) => {
     } else {
       const tool = step.type === 'tool' ? deps.tools?.get(step.tool) : undefined;
       if (step.type === 'tool' && !tool) throw new AppError(Code.FailedPrecondition, `template ${tpl.key} step "${step.id}": unknown tool ${step.tool}`);
+      // A tool policy holds the step for a person; refused, the template cannot go on.
+      const verdict =
+        step.type === 'tool' && agent.approveTool && !ctx.isRecorded(name)
+          ? await agent.approveTool({ tool: step.tool, arguments: step.render(outputs).arguments, callId: step.id, agentId, step: name })
+          : undefined;
+      if (verdict && !verdict.approved) throw new AppError(Code.FailedPrecondition, `approval rejected: ${verdict.message}`);
       // A tool that is not safe to run twice, cut off by a crash, is not run again.
       if (tool && !tool.retryable) {
         if (!ctx.isRecorded(name) && ctx.isRecorded(`${name}-started`)) {
@@ -61,7 +67,7 @@ export const template: Workflow = async (ctx, p) => {
       const text = await ctx.step(name, async () => {
         ctx.emit('PROGRESS', agentId, `Template ${tpl.key}: step ${step.id}`, { stage: 'template_step', template: tpl.key, step: step.id, type: step.type });
         if (step.type === 'text') return step.render(outputs).text;
-        const args = step.render(outputs).arguments;
+        const args = verdict?.arguments ?? step.render(outputs).arguments;
         ctx.emit('TOOL_INVOKED', agentId, `Calling ${step.tool}`, { tool: step.tool, call_id: step.id, arguments: args });
         const e = await deps.tools!.execute(step.tool, args, { signal: ctx.signal, sessionId: base.sessionId, userId: base.userId, taskId: base.taskId });
         ctx.emit('TOOL_OBSERVATION', agentId, e.success ? `${step.tool} succeeded` : `${step.tool} failed: ${e.error}`, {
