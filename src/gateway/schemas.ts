@@ -47,6 +47,8 @@ export const TaskSubmitRequest = Type.Object(
           'template (alias template_name), template_version (default latest), disable_ai (runs the template with no model call), skill_version, ' +
           'force_research, iterative_research_enabled, iterative_max_iterations, enable_fact_extraction (the research workflow), ' +
           'require_approval (a person approves the task before its first action: APPROVAL_REQUESTED, POST /api/v1/approvals/decision), ' +
+          'require_review or review_plan ("manual"; "auto" and "none": no review) and review_timeout (seconds, 1-86400, default 900): ' +
+          'a person reviews the research plan (implies the research workflow; /api/v1/tasks/{workflow_id}/review), ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
           `${CONTEXT_VALUES}. ` +
           `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` +

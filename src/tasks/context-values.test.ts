@@ -14,12 +14,13 @@ import {
 import { notAvailableField } from './not-available.js';
 import { checkSubmission } from './submit.js';
 
-const FLAGS = ['disable_ai', 'force_research', 'iterative_research_enabled', 'enable_fact_extraction', 'force_swarm', 'require_approval'];
+const FLAGS = ['disable_ai', 'force_research', 'iterative_research_enabled', 'enable_fact_extraction', 'force_swarm', 'require_approval', 'require_review'];
 const INTEGERS: [string, number, number][] = [
   ['iterative_max_iterations', 1, 5],
   ['history_window_size', 1, 1000],
   ['primers_count', 0, 1000],
   ['recents_count', 0, 1000],
+  ['review_timeout', 1, 86_400],
 ];
 const RATIOS = ['compression_trigger_ratio', 'compression_target_ratio'];
 

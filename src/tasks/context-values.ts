@@ -31,6 +31,8 @@ export const CONTEXT_VALUE_RULES: Readonly<Record<string, ContextValueRule>> = O
   require_approval: BOOLEAN,
   // Still refused as not available when true (not-available.ts), but read like every flag.
   force_swarm: BOOLEAN,
+  require_review: BOOLEAN,
+  review_timeout: { type: 'integer', min: 1, max: 86_400 },
   iterative_max_iterations: { type: 'integer', min: 1, max: 5 },
   history_window_size: { type: 'integer', min: 1, max: 1000 },
   primers_count: { type: 'integer', min: 0, max: 1000 },
