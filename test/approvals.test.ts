@@ -321,6 +321,18 @@ describe('require_approval (the whole task)', () => {
     expect((await decide(u, { approval_id: a.approval_id, workflow_id: id, approved: true })).status).toBe(409);
   });
 
+  it('cancelled while it waits: CANCELLED at once; the approval can no longer be decided nor listed', async () => {
+    const u = await register();
+    const id = await submit(u, { query: 'cancel me', mode: 'simple', context: { require_approval: true } });
+    const a = await pendingOf(u, id);
+    expect((await post(`/api/v1/tasks/${id}/cancel`, {}, u.h)).status).toBe(200);
+    expect((await finished(u, id)).status).toBe('TASK_STATUS_CANCELLED');
+    const r = await decide(u, { approval_id: a.approval_id, workflow_id: id, approved: true });
+    expect([r.status, await json(r)]).toEqual([409, { error: 'Approval already decided' }]);
+    const inbox = await json(await fetch(`${t.base}/api/v1/approvals`, { headers: u.h }));
+    expect(inbox.count).toBe(0);
+  });
+
   it('a context value that is not a boolean is a 400 naming the key', async () => {
     const u = await register();
     const r = await post('/api/v1/tasks', { query: 'x', context: { require_approval: 'maybe' } }, u.h);
