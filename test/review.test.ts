@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey, newApiKey } from '../src/auth/index.js';
+import { ifMatchOf } from '../src/gateway/review-routes.js';
 import { ReviewStore } from '../src/workflows/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { scriptedProvider, startOpenAiServer, type OpenAiTestServer, type RecordedRequest, type Reply } from './helpers/openai-server.js';
@@ -127,6 +128,12 @@ async function events(u: User, id: string) {
 }
 
 describe('plan review', () => {
+  it('If-Match: bare, quoted or weak; * or absent is no condition; anything else matches no version', () => {
+    expect(['3', '"3"', 'W/"3"', ' 3 '].map(ifMatchOf)).toEqual([3, 3, 3, 3]);
+    expect([undefined, '', '*'].map(ifMatchOf)).toEqual([undefined, undefined, undefined]);
+    expect(['abc', '3.5', '"3'].map(ifMatchOf)).toEqual([-1, -1, 3]);
+  });
+
   it('feedback rounds update the plan or ask, approval resumes the task, and the research follows the approved plan', async () => {
     const u = await register();
     const id = await waitingTask(u, { review_timeout: '600' });
