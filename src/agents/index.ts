@@ -7,7 +7,10 @@
  * Budgets (llm's `Budget`) are checked before every model call (`Budget.beforeCall`). A tool call cut off by a
  * crash runs again only when its tool is `retryable`; otherwise the model is told it was
  * interrupted (it may have had effects). An agent whose answer is the task's result marks its
- * LLM_PARTIAL and LLM_OUTPUT events `final_answer: true` (AgentSpec.finalAnswer).
+ * LLM_PARTIAL and LLM_OUTPUT events `final_answer: true` (AgentSpec.finalAnswer). The calls
+ * of a turn that the workflow's hook holds for a person (AgentDeps.approveTool) are decided,
+ * one after another, before any call of the turn runs; a refused call is not run and the
+ * model is told why.
  */
 export { EphemeralContext, scopedContext } from './context.js';
 export type { AgentContext } from './context.js';
