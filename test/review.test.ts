@@ -204,6 +204,23 @@ describe('plan review', () => {
     expect((await act(u, id, { action: 'approve' })).status).toBe(200);
   }, 60_000);
 
+  it('feedback as soon as the review exists, while the workflow still runs: its events wait for it and keep the seq gap-free', async () => {
+    const u = await register();
+    const r = await post('/api/v1/tasks', { query: 'How does a fixed window rate limiter work?', context: { require_review: true } }, u.h);
+    const { task_id: id } = await json(r);
+    await waitFor(async () => (await getReview(u, id)).status === 200, 30_000, 5);
+    const f = await act(u, id, { action: 'feedback', message: 'Focus on alpha and beta' });
+    expect(f.status).toBe(200);
+    expect((await act(u, id, { action: 'approve' })).status).toBe(200);
+    const s = await finished(u, id);
+    expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    const evs = await events(u, id);
+    expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
+    expect(evs.some((e) => e.type === 'ERROR_RECOVERY')).toBe(false);
+    const types = evs.map((e) => e.type);
+    expect(types.indexOf('RESEARCH_PLAN_READY')).toBeLessThan(types.indexOf('REVIEW_USER_FEEDBACK'));
+  }, 60_000);
+
   it('every error of the review table', async () => {
     const u = await register();
     const id = await waitingTask(u);

@@ -14,9 +14,10 @@
  *   the workflow resumes on any worker and emits RESEARCH_PLAN_APPROVED itself.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelCall } from '../agents/index.js';
 import type { Bus } from '../bus/index.js';
-import { AppError, Code, badRequest, conflict, forbidden, notFound, unauthenticated, type Logger, type Principal } from '../kernel/index.js';
+import { AppError, Code, backoffDelay, badRequest, conflict, forbidden, notFound, unauthenticated, type Logger, type Principal } from '../kernel/index.js';
 import type { LlmProvider, UsageStore } from '../llm/index.js';
 import { appendExternalEvents } from '../runtime/index.js';
 import { startMessage, taskModelSettings, type TaskStore, type WaitStore } from '../tasks/index.js';
@@ -66,6 +67,8 @@ export interface ReviewServiceDeps {
 }
 
 const REVIEWER = 'research-reviewer';
+/** How long a call waits for the wait of a review just stored to open. */
+const WAIT_OPEN_MS = 5000;
 
 const viewOf = (s: StoredReview): ReviewView => ({
   status: s.status,
@@ -91,10 +94,17 @@ export class ReviewService {
     return r;
   }
 
-  /** The workflow still waits for this review (not timed out, not ended). */
+  /**
+   * The workflow's wait for this review while it is pending (not timed out, not ended). The
+   * review is stored a step before the wait opens: a call in between waits for it (briefly).
+   */
   private async waiting(taskId: string) {
-    const w = await this.d.waits.byKey(taskId, REVIEW_WAIT_KEY);
-    return w?.status === 'pending' ? w : undefined;
+    const end = Date.now() + WAIT_OPEN_MS;
+    for (let attempt = 1; ; attempt++) {
+      const w = await this.d.waits.byKey(taskId, REVIEW_WAIT_KEY);
+      if (w || Date.now() >= end) return w?.status === 'pending' ? w : undefined;
+      await sleep(backoffDelay({ baseMs: 25, capMs: 250 }, attempt));
+    }
   }
 
   async get(p: Principal, taskId: string): Promise<ReviewView> {
