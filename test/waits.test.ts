@@ -147,7 +147,8 @@ describe('durable wait', () => {
       .sql`UPDATE task_waits SET status = 'decided', decision = ${t.app.store.sql.json({ answer: 'found' })}, decided_at = now() - interval '1 minute' WHERE id = ${row.id}`;
     await new Promise((r) => setTimeout(r, 200));
     expect(await status(id)).toBe('TASK_STATUS_PAUSED');
-    expect((await t.app.waitTimers!.runOnce()).rewoken).toBeGreaterThan(0);
+    // The orchestrator's own timer pass (once a second) may get there first; either pass wakes it.
+    await t.app.waitTimers!.runOnce();
     await untilStatus(id, 'TASK_STATUS_COMPLETED');
     expect((await t.app.store.getTask(id))?.result).toBe('found');
   });
