@@ -17,7 +17,19 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelCall } from '../agents/index.js';
 import type { Bus } from '../bus/index.js';
-import { AppError, Code, backoffDelay, badRequest, conflict, forbidden, notFound, unauthenticated, type Logger, type Principal } from '../kernel/index.js';
+import {
+  AppError,
+  Code,
+  TERMINAL_STATUSES,
+  backoffDelay,
+  badRequest,
+  conflict,
+  forbidden,
+  notFound,
+  unauthenticated,
+  type Logger,
+  type Principal,
+} from '../kernel/index.js';
 import type { LlmProvider, UsageStore } from '../llm/index.js';
 import { appendExternalEvents } from '../runtime/index.js';
 import { startMessage, taskModelSettings, type TaskStore, type WaitStore } from '../tasks/index.js';
@@ -69,6 +81,7 @@ export interface ReviewServiceDeps {
 const REVIEWER = 'research-reviewer';
 /** How long a call waits for the wait of a review just stored to open. */
 const WAIT_OPEN_MS = 5000;
+const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
 const viewOf = (s: StoredReview): ReviewView => ({
   status: s.status,
@@ -95,13 +108,15 @@ export class ReviewService {
   }
 
   /**
-   * The workflow's wait for this review while it is pending (not timed out, not ended). The
-   * review is stored a step before the wait opens: a call in between waits for it (briefly).
+   * The workflow's wait for this review while it is pending (not timed out, the task not
+   * ended: its open waits are closed just after its end is written). The review is stored a
+   * step before the wait opens: a call in between waits for it (briefly).
    */
   private async waiting(taskId: string) {
     const end = Date.now() + WAIT_OPEN_MS;
     for (let attempt = 1; ; attempt++) {
-      const w = await this.d.waits.byKey(taskId, REVIEW_WAIT_KEY);
+      const [w, task] = await Promise.all([this.d.waits.byKey(taskId, REVIEW_WAIT_KEY), this.d.tasks.getTask(taskId)]);
+      if (!task || TERMINAL.has(task.status)) return undefined;
       if (w || Date.now() >= end) return w?.status === 'pending' ? w : undefined;
       await sleep(backoffDelay({ baseMs: 25, capMs: 250 }, attempt));
     }
