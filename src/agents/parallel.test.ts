@@ -58,4 +58,40 @@ describe('runLimited', () => {
     expect(aborted).toBe(true);
     await expect(g.run(async () => 2)).rejects.toThrow('dependency failed');
   });
+
+  it('a member that waits for a person lets the running ones finish, starts no new one, then propagates the wait', async () => {
+    const wait = Object.assign(new Error('waiting for approval'), { passivates: true });
+    const started: number[] = [];
+    const finished: number[] = [];
+    let aborted = false;
+    const p = runLimited(new EphemeralContext(), [0, 1, 2, 3], 2, async (ctx, x) => {
+      started.push(x);
+      ctx.signal.addEventListener('abort', () => (aborted = true), { once: true });
+      if (x === 0) {
+        await tick();
+        throw wait;
+      }
+      for (let i = 0; i < 5; i++) await tick();
+      finished.push(x);
+      return x;
+    });
+    await expect(p).rejects.toBe(wait);
+    expect(aborted).toBe(false);
+    expect(finished).toEqual([1]);
+    expect(started).toEqual([0, 1]);
+  });
+
+  it('a real failure after a wait still stops the group and wins', async () => {
+    const wait = Object.assign(new Error('waiting'), { passivates: true });
+    let aborted = false;
+    const p = runLimited(new EphemeralContext(), [0, 1], 2, async (ctx, x) => {
+      ctx.signal.addEventListener('abort', () => (aborted = true), { once: true });
+      await tick();
+      if (x === 0) throw wait;
+      await tick();
+      throw new Error('broken');
+    });
+    await expect(p).rejects.toThrow('broken');
+    expect(aborted).toBe(true);
+  });
 });

@@ -2,7 +2,10 @@
  * Groups of parallel work that fail as one: on the first failure no member starts any more,
  * the running ones are aborted (their scoped context), and the failure propagates only once
  * every member has settled, so nothing of the group still runs (or emits) when the caller
- * moves on. The concurrency limit is p-limit's.
+ * moves on. A member that waits for a person (the runtime's Passivate, marked `passivates`)
+ * is not a failure of the others: no member starts any more, the running ones finish their
+ * work (so nothing they did is cut off and done again), and then the wait propagates. The
+ * concurrency limit is p-limit's.
  */
 import pLimit from 'p-limit';
 import { scopedContext, type AgentContext } from './context.js';
@@ -16,6 +19,9 @@ export interface ParallelGroup {
   all<R>(members: Promise<R>[]): Promise<R[]>;
 }
 
+/** The workflow must wait for a person (runtime/wait.ts `Passivate`). */
+const waits = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { passivates?: unknown }).passivates === true;
+
 /** A group of at most `n` members running at once. */
 export function parallelGroup(parent: AgentContext, n: number): ParallelGroup {
   const { ctx, abort } = scopedContext(parent);
@@ -25,9 +31,9 @@ export function parallelGroup(parent: AgentContext, n: number): ParallelGroup {
   // slot to the next queued member before any awaiting caller hears of the failure, and that
   // member must already find the group stopped.
   const fail = (err: unknown) => {
-    if (failure) return;
+    if (failure && !(waits(failure.err) && !waits(err))) return;
     failure = { err };
-    abort(err);
+    if (!waits(err)) abort(err);
   };
   return {
     ctx,

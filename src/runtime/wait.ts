@@ -16,6 +16,8 @@ import type { WorkflowContext } from './context.js';
 /** Thrown by `waitFor` while no decision exists: the worker passivates the workflow. */
 export class Passivate extends Error {
   override name = 'Passivate';
+  /** Seen by code that must not import the runtime (agents' parallel groups): a wait, not a failure. */
+  readonly passivates = true;
   constructor(readonly key: string) {
     super(`waiting for ${key}`);
   }
