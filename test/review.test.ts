@@ -9,7 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashKey, newApiKey } from '../src/auth/index.js';
 import { ifMatchOf } from '../src/gateway/review-routes.js';
-import { ReviewStore } from '../src/workflows/index.js';
+import { ANONYMOUS, createLogger } from '../src/kernel/index.js';
+import { WaitStore } from '../src/tasks/index.js';
+import { ReviewService, ReviewStore } from '../src/workflows/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { scriptedProvider, startOpenAiServer, type OpenAiTestServer, type RecordedRequest, type Reply } from './helpers/openai-server.js';
 import { startResearchWeb, type ResearchWeb } from './helpers/research-web.js';
@@ -261,6 +263,29 @@ describe('plan review', () => {
     expect((await act(u, id, { action: 'approve' })).status).toBe(200);
     expect((await finished(u, id)).status).toBe('TASK_STATUS_COMPLETED');
   }, 90_000);
+
+  it('an approval that cannot be stored is a 502 Failed to approve review, and the review stays as it was', async () => {
+    const u = await register();
+    const id = await waitingTask(u);
+    const waits = new WaitStore(t.app.store.sql, t.app.store, t.app.bus);
+    const failing = Object.assign(Object.create(waits) as WaitStore, { decide: () => Promise.reject(new Error('database down')) });
+    const service = new ReviewService({
+      reviews,
+      waits: failing,
+      tasks: t.app.store,
+      bus: t.app.bus,
+      llm: scriptedProvider(llm),
+      maxTokens: 100,
+      temperature: 0,
+      log: createLogger({ level: 'silent' }),
+    });
+    await expect(service.approve(ANONYMOUS, id)).rejects.toMatchObject({ name: 'ReviewUpstreamError', message: 'Failed to approve review' });
+    const g = await getReview(u, id);
+    expect(await json(g)).toMatchObject({ status: 'reviewing' });
+    const a = await act(u, id, { action: 'approve' }, g.headers.get('etag')!);
+    expect(a.status).toBe(200);
+    expect((await finished(u, id)).status).toBe('TASK_STATUS_COMPLETED');
+  }, 60_000);
 
   it('owner only: another user of the tenant 403, another tenant 404', async () => {
     const u = await register();
