@@ -141,6 +141,8 @@ interface Active {
   leaseRev?: number;
   /** A renewal is under way. */
   renewing?: boolean;
+  /** The lease was let go: a renewal still under way must not take it again. */
+  released?: boolean;
 }
 
 export class Worker {
@@ -247,12 +249,19 @@ export class Worker {
     kv.update(key, enc.encode(this.owner), a.leaseRev!)
       .catch(async (err: unknown) => {
         if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence)) return a.leaseRev;
+        // Let go meanwhile (a passivation or a hand-back deleted the key): not ours to take again.
+        if (a.released) return undefined;
         const e = await kv.get(key);
         if (e && e.operation === 'PUT' && e.value.length && dec.decode(e.value) !== this.owner) throw new LeaseLost('lease lost to another worker');
         return e && e.operation === 'PUT' && e.value.length ? kv.update(key, enc.encode(this.owner), e.revision) : kv.create(key, enc.encode(this.owner));
       })
       .then(
         (rev) => {
+          if (a.released) {
+            // Renewed just as it was let go: let it go again.
+            if (rev !== undefined) void kv.delete(key, { previousSeq: rev }).catch(() => {});
+            return;
+          }
           a.leaseRev = rev;
         },
         (err: unknown) => {
@@ -268,6 +277,7 @@ export class Worker {
   private releaseLease(workflowId: string, entry: Active): void {
     if (!entry.leaseRev) return;
     entry.leaseRev = undefined;
+    entry.released = true;
     void this.bus.kv.leases.delete(kvKeys.lease(workflowId)).catch(() => {});
   }
 
