@@ -39,9 +39,7 @@ describe('reserved settings at start-up', () => {
     });
     app = await startApp(cfg, pino({ level: 'warn' }, sink));
     const reserved = lines.filter((l) => / is reserved: /.test(l.msg));
-    expect(reserved.map((l) => l.msg).sort()).toEqual([
-      'PRIORITY_QUEUES is reserved: not implemented yet, its value is ignored',
-    ]);
+    expect(reserved.map((l) => l.msg).sort()).toEqual(['PRIORITY_QUEUES is reserved: not implemented yet, its value is ignored']);
     expect(reserved.every((l) => l.level === 40)).toBe(true);
   });
 });
