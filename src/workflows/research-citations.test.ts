@@ -1,6 +1,6 @@
 /** Renumbering the synthesiser's markers so that citations[n-1] is the source of every [n]. */
 import { describe, expect, it } from 'vitest';
-import { markersOf, renumberCitations } from './research-citations.js';
+import { markersOf, renumberCitations, withoutMarkers } from './research-citations.js';
 
 describe('renumberCitations', () => {
   it('numbers the cited sources in order of first appearance', () => {
@@ -10,9 +10,31 @@ describe('renumberCitations', () => {
   });
 
   it('removes numbers naming no listed source, and a marker left empty', () => {
-    const r = renumberCitations('Alpha [7]. Beta [0, 2]. Gamma [9, 9].', 3);
-    expect(r.text).toBe('Alpha. Beta [1]. Gamma.');
+    const r = renumberCitations('Alpha [7]. Beta [4, 2]. Gamma [9, 9]. Delta [2-5].', 3);
+    expect(r.text).toBe('Alpha. Beta [1]. Gamma. Delta [1, 2].');
+    expect(r.cited).toEqual([2, 3]);
+  });
+
+  it('leaves inline code alone: arr[0] keeps its [0], x[1] is no citation', () => {
+    const r = renumberCitations('Index with `arr[0]` or ``x[1] `y` [2]``, as streams do [2].', 2);
+    expect(r.text).toBe('Index with `arr[0]` or ``x[1] `y` [2]``, as streams do [1].');
     expect(r.cited).toEqual([2]);
+    // A backtick nothing closes is no code span; a blank line ends one.
+    expect(renumberCitations('A ` tick [2].', 2).text).toBe('A ` tick [1].');
+    expect(renumberCitations('A `b\n\nc [2]` d', 2).text).toBe('A `b\n\nc [1]` d');
+  });
+
+  it('leaves fenced code alone, backticks or tildes, closed or running to the end', () => {
+    const text = 'See [2].\n~~~\na[1]\n~~~\nThen [1].\n```js\nb[2]';
+    expect(renumberCitations(text, 2).text).toBe('See [1].\n~~~\na[1]\n~~~\nThen [2].\n```js\nb[2]');
+  });
+
+  it('leaves as written a bracket whose numbers could not all be sources: years, ranges of years, 0, reversed ranges', () => {
+    const text = 'Sales grew [2020-2023] and again [2024]; arr[0] stays; [5-2] and [1, 2020] too; [1-40] is no range of sources. Streams [1].';
+    const r = renumberCitations(text, 3);
+    expect(r.text).toBe(text);
+    expect(r.cited).toEqual([1]);
+    expect(markersOf(text)).toEqual([1]);
   });
 
   it('expands ranges, accepts semicolons and markdown links, leaves code and other brackets alone', () => {
@@ -26,6 +48,11 @@ describe('renumberCitations', () => {
     const used = markersOf(r.text);
     expect(used).toEqual([1, 2]);
     expect(r.cited).toHaveLength(used.length);
+  });
+
+  it('finds and strips only citations', () => {
+    expect(markersOf('A [2, 1]. `b[3]` [2020]. C [4-5].')).toEqual([2, 1, 4, 5]);
+    expect(withoutMarkers('A [2, 1]. `b[3]` x[0] [2020]. C [4-5](https://x.test).')).toBe('A. `b[3]` x[0] [2020]. C.');
   });
 
   it('keeps a text without markers as it is', () => {

@@ -35,6 +35,15 @@ describe('claims', () => {
   });
 });
 
+describe('claims and code', () => {
+  it('keeps code and brackets that are no citation in the claim', () => {
+    expect(claimsOf('Read `arr[0]` first [1]. Sales grew [2020-2023] here [2].\n```\nx[1]. y [2].\n```')).toEqual([
+      { claim: 'Read `arr[0]` first.', cited: [1] },
+      { claim: 'Sales grew [2020-2023] here.', cited: [2] },
+    ]);
+  });
+});
+
 describe('verification', () => {
   it('has the spec’s fields: supported and unsupported claims, conflicts, per-claim citations and confidence', () => {
     const cites = [src('JetStream stores messages in streams.'), src('Consumers acknowledge messages they read.')];

@@ -14,7 +14,7 @@
  */
 import { modelTurn, type AgentOutput } from '../agents/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
-import { markersOf } from './research-citations.js';
+import { markersOf, splitCode, withoutMarkers } from './research-citations.js';
 import type { Source } from './research-sources.js';
 import { asOutput } from './usage.js';
 import type { Prepared } from './workflow.js';
@@ -80,14 +80,15 @@ export const readTextOf = (s: Source) => `${s.title}\n${s.fetched ? s.text : s.s
 
 /** The answer's cited sentences: the claim's text without markers, and the citations it names. */
 export function claimsOf(answer: string): { claim: string; cited: number[] }[] {
-  const body = answer.replace(/```[\s\S]*?```/g, ' ');
+  const body = splitCode(answer, false)
+    .filter((_, i) => i % 2 === 0)
+    .join('\n');
   const pieces = body.split(/\n+|(?<=[.!?](?:\s*\[[\d,\s]+\])*)\s+(?=[^\s[])/);
   const out: { claim: string; cited: number[] }[] = [];
   for (const piece of pieces) {
     const cited = markersOf(piece);
     if (!cited.length) continue;
-    const claim = piece
-      .replace(/\s?\[[\d,\s]+\]/g, '')
+    const claim = withoutMarkers(piece)
       .replace(/^\s*(?:[#>*-]+|\d+[.)])\s*/, '')
       .replace(/\*\*|__/g, '')
       .trim();
@@ -168,7 +169,7 @@ export async function verifyResearch(
 ): Promise<{ verification: Verification; out?: AgentOutput }> {
   const checked = checkClaims(answer, citations);
   if (!checked.length) return { verification: verificationOf(checked, []) };
-  const cited = [...new Set(checked.flatMap((c) => c.cited))].sort((a, b) => a - b);
+  const cited = [...new Set(checked.flatMap((c) => c.cited))].filter((n) => n <= citations.length).sort((a, b) => a - b);
   const turn = await modelTurn(
     ctx,
     p.agent,
