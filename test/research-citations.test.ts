@@ -13,6 +13,8 @@ let llm: OpenAiTestServer;
 let t: TestApp;
 let pages: TestServer;
 let search: TestServer;
+/** What the search backend returns, when a test sets it. */
+let searchResults: { title: string; url: string; content: string }[] | undefined;
 
 const PAGES: Record<string, { title: string; body: string }> = {
   '/jetstream': { title: 'JetStream overview', body: 'JetStream stores messages in streams. A stream keeps messages until its limits are reached.' },
@@ -29,7 +31,7 @@ beforeAll(async () => {
       .end(`<html><head><title>${p.title}</title></head><body><main><h1>${p.title}</h1><p>${p.body}</p></main></body></html>`);
   });
   search = await startServer((_req, res) => {
-    const results = [
+    const results = searchResults ?? [
       { title: 'Consumers', url: `${pages.origin}/consumers`, content: 'How consumers read.' },
       { title: 'JetStream overview', url: `${pages.origin}/jetstream?utm_source=search#intro`, content: 'JetStream stores messages.' },
       { title: 'Never read', url: `${pages.origin}/unread`, content: 'A result nobody fetched.' },
@@ -220,5 +222,54 @@ describe('research citations', () => {
     expect(events.some((e) => e.data.includes('42]'))).toBe(false);
     // The generic verifier did not run for a research task.
     expect(llm.requests.some((x) => system(x).startsWith('You verify answers'))).toBe(false);
+  });
+
+  it('never cites a search result it did not read: 5 results, 1 page read, a snippet’s number cited is removed', async () => {
+    llm.reset();
+    searchResults = [
+      { title: 'JetStream overview', url: `${pages.origin}/jetstream`, content: 'JetStream stores messages.' },
+      ...[1, 2, 3, 4].map((n) => ({ title: `Unread ${n}`, url: `${pages.origin}/unread-${n}`, content: 'Consumers are written in Rust.' })),
+    ];
+    let prompt = '';
+    llm.setDefault((r) => {
+      const sys = system(r);
+      if (sys.startsWith('Break the research question')) return { type: 'completion', content: '["How does JetStream store messages?"]' };
+      if (sys.startsWith('You are a research agent'))
+        return (r.messages ?? []).some((m) => m.role === 'tool')
+          ? { type: 'completion', content: 'JetStream stores messages in streams [1]; consumers are written in Rust [3].' }
+          : { type: 'completion', content: '', toolCalls: [{ id: 'f1', name: 'web_fetch', arguments: JSON.stringify({ url: `${pages.origin}/jetstream` }) }] };
+      if (sys.startsWith('You check research claims')) return { type: 'completion', content: '[]' };
+      prompt = lastUser(r);
+      return { type: 'completion', content: 'JetStream stores messages in streams [1]. Consumers are written in Rust [3]. Streams keep messages [1, 4].' };
+    });
+    try {
+      const r = await fetch(`${t.base}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: 'How does JetStream store messages?',
+          research_strategy: 'standard',
+          enable_verification: true,
+          context: { iterative_research_enabled: false },
+        }),
+      });
+      const { task_id: id } = await json(r);
+      const s = await waitFor(async () => {
+        const x = await json(await fetch(`${t.base}/api/v1/tasks/${id}`));
+        return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
+      }, 30_000);
+      expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+      // Only the page read is numbered; the unread results are context without numbers.
+      expect(numberOf(prompt, '/jetstream')).toBe(1);
+      expect(prompt).toContain(`Unread 2 (${pages.origin}/unread-2)`);
+      expect(prompt).not.toMatch(/\[\d+\][^\n]*\nURL: [^\n]*unread/);
+      expect(s.result).toBe('JetStream stores messages in streams [1]. Consumers are written in Rust. Streams keep messages [1].');
+      expect(s.metadata.citations.map((c: { url: string }) => c.url)).toEqual([`${pages.origin}/jetstream`]);
+      expect(s.metadata.research).toMatchObject({ sources_found: 5, pages_read: 1 });
+      // The claims are checked against the page read, never a snippet.
+      expect(s.metadata.verification).toMatchObject({ total_claims: 2, supported_claims: 2 });
+    } finally {
+      searchResults = undefined;
+    }
   });
 });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { RESEARCH_ROUNDS } from '../tasks/index.js';
 import { RESEARCH_PRESETS, researchSettingsOf } from './research-presets.js';
-import { canonicalUrl, citationOf, credibilityScore, hitsOf, mergeSources, qualityScore, sourcesToCite } from './research-sources.js';
+import { canonicalUrl, citableOf, citationOf, credibilityScore, hitsOf, mergeSources, qualityScore, sourcesToCite } from './research-sources.js';
 
 describe('canonical URL', () => {
   it('lower-cases scheme and host, drops fragment, tracking parameters and the trailing slash', () => {
@@ -79,6 +79,22 @@ describe('hits and sources', () => {
     ]);
     expect(merged[0]!.url).toBe('https://A.test/x#top');
     expect(citationOf(merged[1]!)).toEqual({ url: 'https://b.test/', title: 'B', source: 'b.test', credibility_score: 0.6, quality_score: 0.2 });
+  });
+
+  it('lists pages read first; only they are citable', () => {
+    const listed = sourcesToCite(
+      [
+        { url: 'https://a.test/1', title: 'One', snippet: 'one', fetched: false },
+        { url: 'https://a.test/2', title: 'Two', snippet: 'two', fetched: false },
+        { url: 'https://a.test/2', title: 'Two', text: 'the page', fetched: true },
+      ],
+      10,
+    );
+    expect(listed.map((s) => [s.canonical, s.fetched])).toEqual([
+      ['https://a.test/2', true],
+      ['https://a.test/1', false],
+    ]);
+    expect(citableOf(listed).map((s) => s.canonical)).toEqual(['https://a.test/2']);
   });
 
   it('fails when no page was read', () => {

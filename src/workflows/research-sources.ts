@@ -213,7 +213,8 @@ export function mergeSources(hits: readonly SourceHit[]): Source[] {
 }
 
 /**
- * The sources the synthesiser may cite: every hit merged, at most `max`, pages read first.
+ * The sources the synthesiser is given: every hit merged, at most `max`, the pages read first.
+ * Only those pages may be cited (citableOf); a search result nobody fetched is context at most.
  * A task that read no page at all has nothing to cite and fails rather than answer as if it
  * had researched.
  */
@@ -228,3 +229,6 @@ export function sourcesToCite(hits: readonly SourceHit[], max: number): Source[]
   }
   return all.slice(0, max);
 }
+
+/** The sources that may be cited: the pages this task fetched, in the order given. */
+export const citableOf = (sources: readonly Source[]): Source[] => sources.filter((s) => s.fetched && s.text.trim().length > 0);

@@ -1,7 +1,9 @@
 /**
  * The report: a synthesiser writes it from the research agents' findings and the numbered
- * list of the sources the task read, citing that list with inline `[n]` markers. Its text is
- * the answer once the markers are renumbered (research-citations.ts).
+ * list of the pages the task read, citing that list with inline `[n]` markers. Its text is
+ * the answer once the markers are renumbered (research-citations.ts). Search results nobody
+ * fetched are shown too, unnumbered, as context: they cannot be cited, and a marker naming
+ * anything but a listed page is removed.
  *
  * The answer's events carry the renumbered text: the synthesiser's own stream is held back
  * (its text is not the answer yet), and the answer is emitted, marked `final_answer`, in the
@@ -15,7 +17,7 @@ import type { WorkflowContext } from '../runtime/index.js';
 import { renumberCitations, type Renumbered } from './research-citations.js';
 import type { ResearchSettings } from './research-presets.js';
 import type { Finding } from './research-rounds.js';
-import type { Source } from './research-sources.js';
+import { citableOf, type Source } from './research-sources.js';
 import { asOutput } from './usage.js';
 import type { Prepared } from './workflow.js';
 
@@ -24,13 +26,16 @@ export const MAX_LISTED_SOURCES = 20;
 /** Characters of each source shown to the synthesiser. */
 const EXCERPT = 1000;
 
-export function sourceList(sources: Source[]): string {
-  return sources
-    .map((s, i) => {
-      const body = (s.fetched ? s.text : s.snippet).replace(/\s+/g, ' ').trim().slice(0, EXCERPT);
-      return `[${i + 1}] ${s.title || s.url}\nURL: ${s.url}\n${s.fetched ? 'Read' : 'Search result only'}: ${body}`;
-    })
-    .join('\n\n');
+const excerpt = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, EXCERPT);
+
+/** The numbered list of the pages read, the only sources the synthesiser may cite. */
+export function sourceList(citable: Source[]): string {
+  return citable.map((s, i) => `[${i + 1}] ${s.title || s.url}\nURL: ${s.url}\nRead: ${excerpt(s.text)}`).join('\n\n');
+}
+
+/** The search results nobody read, unnumbered so that nothing invites a citation of them. */
+export function contextList(sources: Source[]): string {
+  return sources.map((s) => `- ${s.title || s.url} (${s.url}): ${excerpt(s.snippet)}`).join('\n');
 }
 
 export async function synthesise(
@@ -41,14 +46,31 @@ export async function synthesise(
   listed: Source[],
 ): Promise<Renumbered & { model: string; provider: string; out: AgentOutput }> {
   const step = 'research-synthesis';
+  const citable = citableOf(listed);
   const replayed = ctx.isRecorded(step);
   const { turn, answer } = await ctx.step(step, async () => {
-    const turn = await modelTurn(withoutText(ctx), p.agent, { ...p.base, agentId: 'synthesizer' }, step, messagesOf(p, s, findings, listed), undefined, {
-      announce: true,
-      emitOutput: false,
-      inStep: true,
-    });
-    const answer = renumberCitations(turn.text, listed.length);
+    const turn = await modelTurn(
+      withoutText(ctx),
+      p.agent,
+      { ...p.base, agentId: 'synthesizer' },
+      step,
+      messagesOf(
+        p,
+        s,
+        findings,
+        citable,
+        listed.filter((x) => !citable.includes(x)),
+      ),
+      undefined,
+      {
+        announce: true,
+        emitOutput: false,
+        inStep: true,
+      },
+    );
+    const numbered = renumberCitations(turn.text, citable.length);
+    // The synthesiser numbered the citable pages; the caller knows the listing's numbers.
+    const answer = { ...numbered, cited: numbered.cited.map((n) => listed.indexOf(citable[n - 1]!) + 1) };
     emitAnswer(ctx, p.agent.partialChunkChars, turn, answer.text);
     return { turn, answer };
   });
@@ -90,7 +112,7 @@ function emitAnswer(ctx: WorkflowContext, chunk: number, turn: Turn, text: strin
   });
 }
 
-function messagesOf(p: Prepared, s: ResearchSettings, findings: Finding[], listed: Source[]): ChatMessage[] {
+function messagesOf(p: Prepared, s: ResearchSettings, findings: Finding[], citable: Source[], unread: Source[]): ChatMessage[] {
   return [
     p.sys,
     ...p.past,
@@ -101,7 +123,8 @@ function messagesOf(p: Prepared, s: ResearchSettings, findings: Finding[], liste
         `${s.strategy === 'academic' ? 'Use an academic register. ' : ''}` +
         'Cite the numbered sources below with inline markers such as [1] or [2, 3] right after each statement they support. ' +
         'Cite only these sources and only for what they say; do not add a list of sources or URLs (one is attached to the report).\n\n' +
-        `Sources:\n${sourceList(listed)}\n\n` +
+        `Sources:\n${sourceList(citable)}\n\n` +
+        (unread.length ? `Search results that were not read (context only: never cite them):\n${contextList(unread)}\n\n` : '') +
         `Findings of the research agents:\n${findings.map((f) => `### ${f.question}\n${f.answer}`).join('\n\n')}`,
     },
   ];

@@ -35,7 +35,18 @@ describe('claims', () => {
   });
 });
 
-describe('claims and code', () => {
+describe('what a claim is checked against', () => {
+  it('is the fetched page only: a snippet or a title met in search results supports nothing', () => {
+    const answer = 'JetStream stores messages in streams [1]. Consumers acknowledge messages [2].';
+    const snippetOnly = src('', { fetched: false, snippet: 'JetStream stores messages in streams.' });
+    const titled = src('Unrelated page text about kites.', { title: 'Consumers acknowledge messages' });
+    expect(checkClaims(answer, [snippetOnly, titled]).map((c) => c.supporting)).toEqual([[], []]);
+    expect(checkClaims(answer, [src('JetStream stores messages in streams.'), src('Consumers acknowledge messages.')]).map((c) => c.supporting)).toEqual([
+      [1],
+      [2],
+    ]);
+  });
+
   it('keeps code and brackets that are no citation in the claim', () => {
     expect(claimsOf('Read `arr[0]` first [1]. Sales grew [2020-2023] here [2].\n```\nx[1]. y [2].\n```')).toEqual([
       { claim: 'Read `arr[0]` first.', cited: [1] },

@@ -1,7 +1,8 @@
 /**
  * Verification of a research answer (enable_verification), in the spec's shape. The claims are
- * the answer's sentences that carry citation markers; each is checked against the text its
- * cited sources were read with, by a deterministic lexical rule:
+ * the answer's sentences that carry citation markers; each is checked against the text the
+ * task fetched of its cited pages (never a search snippet or a title met in search results: a
+ * source not read supports nothing), by a deterministic lexical rule:
  *
  *   a citation supports a claim when at least SUPPORT_THRESHOLD of the claim's content words
  *   (lower-cased, stop words and words under three letters dropped, plural/-ed/-ing endings
@@ -75,8 +76,8 @@ export function supportOf(claim: string, sourceText: string): { coverage: number
   return { coverage: Math.round(coverage * 100) / 100, supported: words.length > 0 && coverage >= SUPPORT_THRESHOLD && numbersOk };
 }
 
-/** The text a source was read with: the page (or, for a search result, its snippet) and its title. */
-export const readTextOf = (s: Source) => `${s.title}\n${s.fetched ? s.text : s.snippet}`;
+/** What the task read of a source: the fetched page's text; nothing for a page never fetched. */
+export const readTextOf = (s: Source) => (s.fetched ? s.text : '');
 
 /** The answer's cited sentences: the claim's text without markers, and the citations it names. */
 export function claimsOf(answer: string): { claim: string; cited: number[] }[] {
