@@ -95,14 +95,20 @@ function argumentsOf(m: Record<string, unknown>): Record<string, unknown> {
   return inner && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Record<string, unknown>) : m;
 }
 
-/** The agents' hook that holds a tool call named by a tool policy for a person; undefined when no policy exists. */
+/**
+ * The agents' hook that holds a tool call named by a tool policy for a person. A question
+ * already put (its wait opened) is answered from that wait whatever the policy says now: a
+ * policy edited while the task waits must not turn a refused call into one that runs, nor
+ * leave the decided wait unread.
+ */
 export function toolApprover(ctx: WorkflowContext, t: TaskStart, role: string, s: ApprovalSettings | undefined): AgentDeps['approveTool'] {
   const policies = s?.policies;
-  if (!hasPolicies(policies)) return undefined;
+  const held = hasPolicies(policies);
   return async (call) => {
-    if (!needsApproval(policies, role, call.tool)) return undefined;
+    const key = `approval-${call.step}`;
+    if (!ctx.isRecorded(`wait-open-${key}`) && !(held && needsApproval(policies, role, call.tool))) return undefined;
     const o = await ask(ctx, t, s, {
-      key: `approval-${call.step}`,
+      key,
       scope: 'tool',
       proposed: { tool: call.tool, arguments: call.arguments },
       reason: `tool ${call.tool} requires approval (tool policy)`,
