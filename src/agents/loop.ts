@@ -70,8 +70,20 @@ export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: Age
     if (!turn.toolCalls?.length || forced) break;
     messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
     const steps = turn.toolCalls.map((_, j) => `${step}-tool-${j + 1}`);
-    // Every call a tool policy holds is decided before any call of the turn runs.
-    const verdicts = await approveCalls(ctx, deps, spec, turn.toolCalls, steps);
+    // Every call a tool policy holds is decided before any call of the turn runs. The hook
+    // asks on the workflow's own context, which does not know this agent's parallel group:
+    // checking ours first opens no question for a group that has already failed.
+    const asking = deps.approveTool;
+    const checked: AgentDeps = asking
+      ? {
+          ...deps,
+          approveTool: (c) => {
+            ctx.checkpoint();
+            return asking(c);
+          },
+        }
+      : deps;
+    const verdicts = await approveCalls(ctx, checked, spec, turn.toolCalls, steps);
     const results = await runLimited(ctx, turn.toolCalls, deps.parallelism, (sc, c, j) => toolStep(sc, deps, spec, c, steps[j], verdicts[j]));
     toolCalls += results.length;
     for (const r of results) messages.push({ role: 'tool', toolCallId: r.callId, content: r.content });
