@@ -190,6 +190,15 @@ describe('tool policies', () => {
     llm.enqueue(calc('2+3'), { type: 'completion', content: 'done' });
     const id = await submit(u, { query: 'Compute something', mode: 'standard' });
     const a = await pendingOf(u, id);
+    // Another tool cannot be swapped in: a 400 naming it, and the approval stays pending.
+    const other = await decide(u, {
+      approval_id: a.approval_id,
+      workflow_id: id,
+      approved: true,
+      modified_action: { tool: 'bash', arguments: { command: 'ls' } },
+    });
+    expect(other.status).toBe(400);
+    expect((await json(other)).error).toMatch(/"bash".*"calculator"/);
     const r = await decide(u, {
       approval_id: a.approval_id,
       workflow_id: id,
@@ -375,6 +384,12 @@ describe('POST /api/v1/approvals/decision errors, and the inbox', () => {
       expect(r.status, String(m)).toBe(400);
       expect((await json(r)).error).toMatch(/modified_action must be a JSON object/);
     }
+  });
+
+  it('400 for a modified_action on a task approval (found by its workflow_id in upper case)', async () => {
+    const r = await decide(owner, { approval_id: a.approval_id, workflow_id: id.toUpperCase(), approved: true, modified_action: { x: 1 } });
+    expect([r.status, await json(r)]).toEqual([400, { error: 'modified_action applies to tool approvals only' }]);
+    expect((await t.app.store.sql`SELECT status FROM task_waits WHERE id = ${a.approval_id}`)[0].status).toBe('pending');
   });
 
   it('404 for an unknown approval or another workflow_id; 404 for another tenant; 403 for a colleague', async () => {

@@ -44,7 +44,8 @@ export class ApprovalService {
   private async owned(c: RpcCaller, approvalId: string, workflowId?: string): Promise<WaitRow> {
     if (!approvalId) throw badRequest('approval_id is required');
     const row = await this.waits.byId(approvalId);
-    if (!row || row.kind !== APPROVAL_KIND || (workflowId && row.task_id !== workflowId)) throw notFound(NOT_FOUND);
+    // A UUID is the same in either case (Postgres hands it back lower-cased).
+    if (!row || row.kind !== APPROVAL_KIND || (workflowId && row.task_id.toLowerCase() !== workflowId.toLowerCase())) throw notFound(NOT_FOUND);
     if (c.kind === 'user') {
       if ((row.tenant_id ?? '') !== (c.tenantId ?? '')) throw notFound(NOT_FOUND);
       if ((row.user_id ?? '') !== c.userId) throw forbidden('Forbidden: not the task owner');
@@ -57,6 +58,7 @@ export class ApprovalService {
     if (d.workflowId !== undefined && d.workflowId !== '' && !isUuid(d.workflowId)) throw notFound(NOT_FOUND);
     const modified = parseModifiedAction(d.modifiedAction);
     const row = await this.owned(c, d.approvalId, d.workflowId || undefined);
+    if (modified) checkModified(row, modified);
     if (row.status !== 'pending') throw conflict('Approval already decided');
     const approvedBy = d.approvedBy?.trim() || (c.kind === 'user' ? c.userId : c.kind);
     const decision = {
@@ -83,6 +85,20 @@ export class ApprovalService {
     const owner = ownerOf(c, o.userId);
     const rows = await this.waits.pending(APPROVAL_KIND, { ...owner, ...(o.sessionId ? { sessionIds: [o.sessionId] } : {}), limit });
     return rows.map(pendingOf);
+  }
+}
+
+/**
+ * `modified_action` only replaces a tool call's arguments: on a task approval there is nothing
+ * it could change, and naming another tool would not run that tool; either is a 400 rather
+ * than a 200 that silently drops it.
+ */
+function checkModified(row: WaitRow, m: Record<string, unknown>): void {
+  const r = row.request as Partial<ApprovalRequest>;
+  if (r.scope !== 'tool') throw badRequest('modified_action applies to tool approvals only');
+  const proposed = r.proposed_action?.tool;
+  if (Object.hasOwn(m, 'tool') && Object.hasOwn(m, 'arguments') && m.tool !== proposed) {
+    throw badRequest(`modified_action.tool ${JSON.stringify(m.tool)} is not the proposed tool ${JSON.stringify(proposed)}; only its arguments can be changed`);
   }
 }
 
