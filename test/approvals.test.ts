@@ -17,17 +17,27 @@ import { hashKey, newApiKey } from '../src/auth/index.js';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { TEST_RPC_TOKEN, json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { rpcFailure } from './helpers/connect.js';
-import { scriptedProvider, startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
+import { scriptedProvider, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
+import { startServer, type TestServer } from './helpers/tools-web.js';
 
 let t: TestApp;
 let llm: OpenAiTestServer;
+/** The search backend (/search) and the page it finds (/page), for the research workflow. */
+let web: TestServer;
 const h2: Http2SessionManager[] = [];
 
 beforeAll(async () => {
   llm = await startOpenAiServer();
+  web = await startServer((req, res) =>
+    req.url?.startsWith('/search')
+      ? res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ results: [{ title: 'Streams', url: `${web.origin}/page`, content: 'Streams hold messages.' }] }))
+      : res.writeHead(200, { 'content-type': 'text/plain' }).end('JetStream streams hold messages.'),
+  );
   const dir = mkdtempSync(join(tmpdir(), 'approvals-'));
   const features = join(dir, 'features.yaml');
-  writeFileSync(features, 'approvals:\n  tools: [calculator]\n');
+  writeFileSync(features, 'approvals:\n  tools: [calculator, web_search, web_fetch]\n');
   const templates = join(dir, 'templates');
   mkdirSync(templates);
   writeFileSync(
@@ -39,6 +49,9 @@ beforeAll(async () => {
   t = await startTestApp(
     {
       CONFIG_PATH: features,
+      TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1/32',
+      WEB_SEARCH_PROVIDER: 'searxng',
+      SEARXNG_URL: web.origin,
       TEMPLATES_DIR: templates,
       APPROVAL_TIMEOUT_SECONDS: '600',
       TOOL_PARALLELISM: '2',
@@ -287,6 +300,70 @@ describe('tool policies in a workflow template (no model)', () => {
     await decide(u, { approval_id: b.approval_id, workflow_id: id2, approved: false, feedback: 'nope' });
     const s2 = await finished(u, id2);
     expect([s2.status, s2.error]).toEqual(['TASK_STATUS_FAILED', 'approval rejected: nope']);
+  });
+});
+
+describe("tool policies hold the research workflow's own search and reads", () => {
+  const system = (r: RecordedRequest) => String((r.messages ?? []).find((m) => m.role === 'system')?.content ?? '');
+  const pageReads = () => web.requests.filter((x) => x.url === '/page').length;
+  /** The task's next pending approval after `seen`. */
+  const nextOf = (u: User, id: string, seen: string[]) =>
+    waitFor(async () => {
+      const a = await pendingOf(u, id);
+      return seen.includes(a.approval_id) ? undefined : a;
+    }, 20_000);
+  beforeEach(() =>
+    // Researchers that read nothing themselves: the workflow reads the search results.
+    llm.setDefault((r) =>
+      system(r).startsWith('Break the research question')
+        ? { type: 'completion', content: '["Q"]' }
+        : JSON.stringify(r.messages).includes('Write a research report')
+          ? { type: 'completion', content: 'Streams hold messages [1].' }
+          : { type: 'completion', content: 'I know this already.' },
+    ),
+  );
+
+  it('approved, the search and the read run; their waits are keyed by the steps they hold', async () => {
+    const u = await register();
+    const searches = web.requests.length;
+    const id = await submit(u, { query: 'How do streams work?', research_strategy: 'quick' });
+    const s1 = await pendingOf(u, id);
+    expect(s1.proposed_action).toEqual({ tool: 'web_search', arguments: { query: 'How do streams work?', max_results: 3 } });
+    expect([web.requests.length, llm.requests.length]).toEqual([searches, 0]); // nothing ran yet
+    await decide(u, { approval_id: s1.approval_id, workflow_id: id, approved: true });
+    const r1 = await nextOf(u, id, [s1.approval_id]);
+    expect(r1.proposed_action).toEqual({ tool: 'web_fetch', arguments: { url: `${web.origin}/page` } });
+    const reads = pageReads();
+    await decide(u, { approval_id: r1.approval_id, workflow_id: id, approved: true });
+    const s = await finished(u, id);
+    expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    expect(s.metadata.citations.map((c: { url: string }) => c.url)).toEqual([`${web.origin}/page`]);
+    expect(pageReads()).toBe(reads + 1);
+    const keys = await t.app.store.sql`SELECT wait_key FROM task_waits WHERE task_id = ${id}::uuid ORDER BY created_at`;
+    expect(keys.map((k) => k.wait_key)).toEqual(['approval-research-search', 'approval-research-read-0']);
+  });
+
+  it('a refused search fails the task before any model call; a refused read is skipped (here: nothing read, so no report)', async () => {
+    const u = await register();
+    const searches = web.requests.length;
+    const id = await submit(u, { query: 'Do not search', research_strategy: 'quick' });
+    const a = await pendingOf(u, id);
+    await decide(u, { approval_id: a.approval_id, workflow_id: id, approved: false, feedback: 'no searching' });
+    const s = await finished(u, id);
+    expect([s.status, s.error]).toEqual(['TASK_STATUS_FAILED', 'approval rejected: no searching (research needs its first web_search)']);
+    expect([web.requests.length, llm.requests.length]).toEqual([searches, 0]);
+
+    const reads = pageReads();
+    const id2 = await submit(u, { query: 'Search but do not read', research_strategy: 'quick' });
+    const b = await pendingOf(u, id2);
+    await decide(u, { approval_id: b.approval_id, workflow_id: id2, approved: true });
+    const c = await nextOf(u, id2, [b.approval_id]);
+    expect(c.proposed_action.tool).toBe('web_fetch');
+    await decide(u, { approval_id: c.approval_id, workflow_id: id2, approved: false, feedback: 'not that page' });
+    const s2 = await finished(u, id2);
+    expect(s2.status).toBe('TASK_STATUS_FAILED');
+    expect(s2.error).toMatch(/^research read no web page/);
+    expect(pageReads()).toBe(reads);
   });
 });
 
