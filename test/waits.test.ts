@@ -193,4 +193,27 @@ describe('durable wait', () => {
     for (const id of ids) await waits.decide((await waits.byKey(id, 'gate'))!.id, { answer: id });
     await until(async () => (await Promise.all(ids.map(status))).every((s) => s === 'TASK_STATUS_COMPLETED'), 30_000);
   });
+
+  it('waits open at the same time count once in the time waited', async () => {
+    const taskId = randomUUID();
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    for (const [key, from, to] of [
+      ['a', 0, 60],
+      ['b', 30, 90],
+      ['c', 200, 210],
+    ] as const) {
+      const w = await waits.open({ taskId, key, kind: 'test', request: {}, dueAt: at(3600) });
+      await t.app.store.sql`UPDATE task_waits SET status = 'decided', created_at = ${at(from)}, decided_at = ${at(to)} WHERE id = ${w.id}`;
+    }
+    // [0, 90] and [200, 210]: 100 s, not 60 + 60 + 10.
+    expect(await waits.waitedMs(taskId)).toBe(100_000);
+  });
+
+  it('a wait of a task that ended cannot be decided', async () => {
+    const id = await submit('ends before the decision');
+    await pendingWait(id);
+    await t.app.store.finishTask(id, { status: 'TASK_STATUS_FAILED', error: 'ended elsewhere' }, new Date());
+    const row = (await waits.byKey(id, 'gate'))!;
+    expect((await waits.decide(row.id, { answer: 'too late' })).changed).toBe(false);
+  });
 });

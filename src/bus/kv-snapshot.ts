@@ -76,6 +76,9 @@ export async function kvPrefixSnapshot(js: JetStreamClient, jsm: JetStreamManage
       }
       if (!got) break;
     }
+    // Fewer entries than the consumer counted: a partial journal must never pass for a whole
+    // one (recorded steps would run again). A timeout, so callers treat it as transient.
+    if (left > 0) throw Object.assign(new Error(`KV ${bucket}: ${left} entries under ${prefix} not delivered in time`), { name: 'TimeoutError' });
   } finally {
     void jsm.consumers.delete(stream, ci.name).catch(() => undefined);
   }

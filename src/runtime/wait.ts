@@ -64,7 +64,7 @@ export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext,
   if (ctx.isRecorded(done)) {
     const recorded = await ctx.step<WaitDecision<T>>(done, () => Promise.reject(new Error('unreachable')));
     // Cut off between the record and the status change: the task is at work again all the same.
-    await store.resumed(ctx.workflowId, spec.key);
+    await store.resumed(ctx.workflowId);
     return recorded;
   }
   const opened = await ctx.step(`wait-open-${spec.key}`, async () => {
@@ -86,6 +86,8 @@ export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext,
   ctx.checkpoint();
   const row = await store.byKey(ctx.workflowId, spec.key);
   if (!row || row.status === 'pending') throw new Passivate(spec.key);
+  // Read by this live actor: the timers stop waking it (a pause gate before the record may hold it a while).
+  await store.consume(ctx.workflowId, spec.key);
   const result = await ctx.step(done, async () => {
     const decidedAt = row.decided_at ? new Date(row.decided_at) : new Date();
     const d: WaitDecision<T> = {
@@ -99,6 +101,6 @@ export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext,
     spec.onDecided?.(d as WaitDecision);
     return d;
   });
-  await store.resumed(ctx.workflowId, spec.key);
+  await store.resumed(ctx.workflowId);
   return result;
 }

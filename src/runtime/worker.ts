@@ -143,6 +143,8 @@ interface Active {
   renewing?: boolean;
   /** The lease was let go: a renewal still under way must not take it again. */
   released?: boolean;
+  /** The actor is passivating (its workflow waits for a person): new deliveries wait for it to be gone. */
+  ending?: boolean;
 }
 
 export class Worker {
@@ -202,9 +204,18 @@ export class Worker {
     }
     const running = this.active.get(task.task_id);
     if (running) {
-      // A second delivery of a message this worker is already running (redelivery raced
-      // the in-progress ack): keep one actor, and ack/heartbeat through the newest delivery.
-      running.msg = msg;
+      if (msg.seq === running.msg.seq) {
+        // A second delivery of the message this worker is running (redelivery raced the
+        // in-progress ack): keep one actor, and ack/heartbeat through the newest delivery.
+        running.msg = msg;
+      } else if (running.ending) {
+        // A wake for an actor that is passivating: taken again once it is gone.
+        msg.nak(50);
+      } else {
+        // A wake for a live actor: it reads decisions and control itself (and looks again
+        // before it passivates), so this one has nothing to add.
+        msg.ack();
+      }
       return;
     }
     const entry: Active = { msg, done: Promise.resolve() };
@@ -274,11 +285,12 @@ export class Worker {
       });
   }
 
-  private releaseLease(workflowId: string, entry: Active): void {
-    if (!entry.leaseRev) return;
+  /** Lets the lease go (callers that need it gone before going on await it). */
+  private releaseLease(workflowId: string, entry: Active): Promise<void> {
+    if (!entry.leaseRev) return Promise.resolve();
     entry.leaseRev = undefined;
     entry.released = true;
-    void this.bus.kv.leases.delete(kvKeys.lease(workflowId)).catch(() => {});
+    return this.bus.kv.leases.delete(kvKeys.lease(workflowId)).catch(() => {});
   }
 
   /** While NATS is unreachable nothing of an activation can succeed: wait for it (bounded). */
@@ -300,7 +312,7 @@ export class Worker {
     try {
       await this.runLeased(task, entry);
     } finally {
-      this.releaseLease(task.task_id, entry);
+      void this.releaseLease(task.task_id, entry);
     }
   }
 
@@ -358,6 +370,9 @@ export class Worker {
       entry.msg.ack();
     } catch (err) {
       if (err instanceof Passivate && !ctx.signal.aborted) {
+        // No command reaches this actor any more (nor emits events past its last flush); the
+        // control state is read once more below, after the lease is let go.
+        control.close();
         await this.passivate(ctx, task, entry, err.key, log);
         return;
       }
@@ -371,14 +386,14 @@ export class Worker {
         // The bus failed under the actor (an outage, a server restart): stop as after a
         // crash, without acking. The next activation continues from what JetStream stored.
         log.warn({ err }, 'workflow interrupted by a NATS failure; it resumes on redelivery');
-        this.releaseLease(task.task_id, entry);
+        void this.releaseLease(task.task_id, entry);
         entry.msg.nak(1000);
         return;
       }
       if (err instanceof HandBack || (ctx.signal.aborted && ctx.signal.reason instanceof HandBack)) {
         await ctx.flush().catch(() => {});
         log.info('workflow handed back');
-        this.releaseLease(task.task_id, entry);
+        void this.releaseLease(task.task_id, entry);
         entry.msg.nak();
         return;
       }
@@ -426,10 +441,11 @@ export class Worker {
    * delivery of the running actor, is woken again so it is not lost.
    */
   private async passivate(ctx: WorkflowContext, task: TaskStart, entry: Active, key: string, log: Logger): Promise<void> {
+    entry.ending = true;
     await ctx.flush();
     await this.store.setStatus(task.task_id, 'TASK_STATUS_PAUSED', new Date());
     entry.msg.ack();
-    this.releaseLease(task.task_id, entry);
+    await this.releaseLease(task.task_id, entry);
     log.debug({ wait: key }, 'workflow waits for a person; passivated');
     const waits = this.opts.waits!;
     const [row, ctl] = await Promise.all([waits.byKey(task.task_id, key), readControl(this.bus.kv.control, task.task_id)]);

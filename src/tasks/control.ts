@@ -74,7 +74,9 @@ export async function cancelTask(d: { bus: Bus; tasks: TaskStore }, row: TaskRow
   await updateControl(d.bus.kv.control, d.bus.nc, row.id, (s) => ({ ...s, cancel_requested: true, cancel_reason: why, cancelled_by: by }));
   if (row.status === 'TASK_STATUS_QUEUED') await d.tasks.finishTask(row.id, { status: 'TASK_STATUS_CANCELLED', error: `cancelled: ${why}` }, new Date());
   // A workflow waiting for a person holds no actor to nudge: wake it, so it ends CANCELLED now.
-  else if (row.status === 'TASK_STATUS_PAUSED') await new WaitStore(d.tasks.sql, d.tasks, d.bus).wakeIfWaiting(row.id);
+  // Whatever status was read: it may have passivated since (the cancel is written by now, so a
+  // wait opened later is seen by the actor's own check before it passivates).
+  else await new WaitStore(d.tasks.sql, d.tasks, d.bus).wakeIfWaiting(row.id);
 }
 
 /** Asks a running task to pause at its next checkpoint. */

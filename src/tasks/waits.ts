@@ -117,38 +117,39 @@ export class WaitStore {
    * was (`changed` false), so a decision sent twice acts once.
    */
   async decide(id: string, decision: Record<string, unknown>, o: { by?: string; timedOut?: boolean } = {}): Promise<Decided> {
-    // One statement: the decision, and what its wake needs (the task's row and the time it
-    // waited in all its decided waits, this one included).
-    const [r] = await this.sql<{ wait: WaitRow; task: QueuedTask | null; waited_ms: number }[]>`
+    // One statement: the decision (only while the task has not ended) and the task's row for
+    // its wake.
+    const [r] = await this.sql<{ wait: WaitRow; task: QueuedTask | null }[]>`
       WITH d AS (
         UPDATE task_waits SET status = 'decided', decision = ${this.sql.json(decision as never)}, decided_by = ${o.by ?? null},
           timed_out = ${o.timedOut ?? false}, decided_at = now(), woken_at = now()
         WHERE id = ${id} AND status = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = task_waits.task_id AND t.status IN ${this.sql(TERMINAL_STATUSES as unknown as string[])})
         RETURNING *)
-      SELECT to_jsonb(d) AS wait,
-        (SELECT to_jsonb(t) FROM tasks t WHERE t.id = d.task_id) AS task,
-        (EXTRACT(EPOCH FROM (d.decided_at - d.created_at)) * 1000 + COALESCE((
-          SELECT SUM(EXTRACT(EPOCH FROM (w.decided_at - w.created_at)) * 1000) FROM task_waits w
-          WHERE w.task_id = d.task_id AND w.decided_at IS NOT NULL AND w.id <> d.id), 0))::float8 AS waited_ms
-      FROM d`;
+      SELECT to_jsonb(d) AS wait, (SELECT to_jsonb(t) FROM tasks t WHERE t.id = d.task_id) AS task FROM d`;
     if (!r) return { changed: false, row: await this.byId(id) };
     const row = revive(r.wait);
     if (r.task) {
-      await this.publishWake({ ...r.task, created_at: new Date(r.task.created_at) }, r.waited_ms).catch(() => {
+      const task = { ...r.task, created_at: new Date(r.task.created_at) };
+      await (async () => this.publishWake(task, await this.waitedMs(row.task_id)))().catch(() => {
         /* the wait timers wake decided, unconsumed waits again */
       });
     }
     return { changed: true, row };
   }
 
-  /** Marks a decision as read into the workflow's journal: no more wakes for it. */
+  /**
+   * Marks a decision as read by the live actor that holds the workflow: no more wakes for it.
+   * Marked when read, before it is journaled: a crash in between leaves the work-queue message
+   * unacked, and its redelivery reads the decision again.
+   */
   async consume(taskId: string, key: string): Promise<void> {
     await this.sql`UPDATE task_waits SET consumed_at = now() WHERE task_id = ${taskId}::uuid AND wait_key = ${key} AND consumed_at IS NULL`;
   }
 
-  /** The task is back at work after a decision: RUNNING again, and the decision is consumed. */
-  async resumed(taskId: string, key: string): Promise<void> {
-    await Promise.all([this.tasks.setStatus(taskId, 'TASK_STATUS_RUNNING', new Date()), this.consume(taskId, key)]);
+  /** The task is back at work after a decision: RUNNING again. */
+  async resumed(taskId: string): Promise<void> {
+    await this.tasks.setStatus(taskId, 'TASK_STATUS_RUNNING', new Date());
   }
 
   /** The task ended: its open waits can no longer be decided, and no decision of it needs a wake. */
@@ -178,11 +179,20 @@ export class WaitStore {
       ORDER BY decided_at LIMIT ${limit}`;
   }
 
-  /** Milliseconds the task spent waiting for decisions so far (not counted against its time limit). */
+  /**
+   * Milliseconds the task spent waiting for decisions so far (not counted against its time
+   * limit): the union of its decided waits' intervals, so waits open at the same time (parallel
+   * agents each asking) count once.
+   */
   async waitedMs(taskId: string): Promise<number> {
     const [r] = await this.sql<{ ms: number | null }[]>`
-      SELECT COALESCE(SUM(EXTRACT(EPOCH FROM (decided_at - created_at)) * 1000), 0)::float8 AS ms
-      FROM task_waits WHERE task_id = ${taskId}::uuid AND decided_at IS NOT NULL`;
+      WITH iv AS (
+        SELECT created_at AS s, decided_at AS e FROM task_waits WHERE task_id = ${taskId}::uuid AND decided_at IS NOT NULL),
+      marked AS (
+        SELECT s, e, CASE WHEN s <= max(e) OVER (ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) THEN 0 ELSE 1 END AS starts FROM iv),
+      islands AS (SELECT s, e, sum(starts) OVER (ORDER BY s, e) AS island FROM marked)
+      SELECT COALESCE(SUM(EXTRACT(EPOCH FROM (hi - lo)) * 1000), 0)::float8 AS ms
+      FROM (SELECT min(s) AS lo, max(e) AS hi FROM islands GROUP BY island) x`;
     return Math.round(Number(r?.ms ?? 0));
   }
 
