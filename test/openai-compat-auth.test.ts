@@ -145,7 +145,7 @@ describe('C: authentication on, small limits', () => {
     expect(other).toMatch(/^oai-/);
     expect(hb.get('x-service-session-id')).not.toBe(sid);
     const own = await fetch(`${t.base}/api/v1/sessions/${other}`, { headers: { 'X-API-Key': b } });
-    expect((await json(own)).session_id).toBe(hb.get('x-service-session-id'));
+    expect((await json(own)).id).toBe(hb.get('x-service-session-id'));
     // B's task is in B's session, not in A's.
     const listA = await json(await fetch(`${t.base}/api/v1/tasks?session_id=${sid}`, { headers: { 'X-API-Key': a } }));
     expect(listA.tasks.map((x: any) => x.task_id)).not.toContain(hb.get('x-workflow-id'));

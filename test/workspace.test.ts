@@ -55,10 +55,12 @@ async function newSession(u: User, opts: { mkdir?: boolean } = {}) {
   });
   expect(r.status).toBe(200);
   const s = await json(await fetch(`${t.base}/api/v1/sessions/${external}`, { headers: { 'x-api-key': u.key } }));
-  expect(s.session_id).toMatch(/^[0-9a-f-]{36}$/);
-  const dir = join(root, s.session_id);
+  // The session's UUID is its id (session_id reports the name the client gave it).
+  expect(s.id).toMatch(/^[0-9a-f-]{36}$/);
+  expect(s.session_id).toBe(external);
+  const dir = join(root, s.id);
   if (opts.mkdir !== false) await mkdir(dir);
-  return { id: s.session_id as string, external, dir };
+  return { id: s.id as string, external, dir };
 }
 
 const get = (u: User | undefined, path: string) => fetch(t.base + path, { headers: u ? { 'x-api-key': u.key } : {} });
