@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTimeline, stepOfAgent, type TimelineEvent, type TimelineInput } from '../src/runtime/index.js';
 import { hashKey, newApiKey } from '../src/auth/index.js';
-import { kvKeys } from '../src/bus/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { rng } from './helpers/rng.js';
 
@@ -388,9 +387,8 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
         stream_id: `${ms(i + 1).getTime()}-${i + 1}`,
       })),
     );
-    const kv = t.app.bus.kv.journal;
     const put = (step: string, seqAfter: number) =>
-      kv.put(kvKeys.journal(id, step), JSON.stringify({ result: {}, seqAfter, at: new Date(ms(seqAfter).getTime() + 5).toISOString() }));
+      t.app.bus.journal.put(id, step, { result: {}, seqAfter, at: new Date(ms(seqAfter).getTime() + 5).toISOString() });
     await put('start', 1);
     await put('history', 1);
     await put('agent', 7);
@@ -413,7 +411,7 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
     expect(tl).toMatchObject({ status: 'TASK_STATUS_COMPLETED', started_at: ms(1).toISOString(), ended_at: ms(9).toISOString(), duration_ms: 80 });
 
     // The journal expires after 7 days: the timeline is then derived from the events.
-    for (const step of ['start', 'history', 'agent', 'finish']) await kv.purge(kvKeys.journal(id, step));
+    await t.app.bus.journal.purge(id);
     const fromEvents = await json(await get(`/api/v1/tasks/${id}/timeline`, u.key));
     expect(fromEvents.source).toBe('events');
     expect(fromEvents.steps.map((s: { name: string }) => s.name)).toEqual(['start', 'agent', 'finish']);

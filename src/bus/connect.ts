@@ -6,6 +6,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../kernel/index.js';
 import { PipelinedPublisher } from './publisher.js';
+import { JournalLog } from './journal.js';
 import { ensureTopology, type CoreBuckets, type TopologySettings } from './topology.js';
 
 export interface BusOptions extends TopologySettings {
@@ -18,6 +19,8 @@ export interface Bus {
   js: JetStreamClient;
   jsm: JetStreamManager;
   kv: CoreBuckets;
+  /** Every workflow's step journal (stream JOURNAL). */
+  journal: JournalLog;
   /** Pipelined publisher for hot-path JetStream publishes (events). */
   events: PipelinedPublisher;
   /** False between a lost connection and the reconnect (publishes wait, requests fail). */
@@ -64,6 +67,7 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
     js,
     jsm,
     kv,
+    journal: new JournalLog(js, jsm),
     events,
     // One view of the connection: the publisher's (it must know, to hold messages back).
     get connected() {

@@ -38,6 +38,7 @@ export {
 } from './events.js';
 export { PipelinedPublisher, PublishError, type PubAck } from './publisher.js';
 export { openBucket, type BucketSettings } from './buckets.js';
-export { kvPrefixSnapshot, kvSnapshot, type KvSnapshotEntry } from './kv-snapshot.js';
+export { kvSnapshot, type KvSnapshotEntry } from './kv-snapshot.js';
+export { JournalLog, type JournalRecord } from './journal.js';
 export { startDurableWorker, upsertConsumer, type DurableWorker, type DurableWorkerOptions } from './durable-worker.js';
 export { countInWindow, type WindowCount } from './counter.js';

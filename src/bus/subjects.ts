@@ -27,6 +27,8 @@ export const STREAMS = {
    * accepted it; deduplicated by what produced it (`reply:<message_id>`, `result:<workflow_id>`).
    */
   channelOutbox: 'CHANNEL_OUTBOX',
+  /** The step journal of every workflow, a week: one subject per workflow (bus/journal.ts). */
+  journal: 'JOURNAL',
 } as const;
 
 export const CONSUMERS = {
@@ -41,8 +43,6 @@ export const CONSUMERS = {
 } as const;
 
 export const BUCKETS = {
-  /** Step journal of every workflow: key <workflow_id>.<step>. */
-  journal: 'JOURNAL',
   /** Idempotency-Key -> cached submit response, 24 h. */
   idempotency: 'IDEMPOTENCY',
   /** Durable control state (pause, cancel) per workflow: key <workflow_id>. */
@@ -83,6 +83,8 @@ export const subjects = {
   taskStartAll: 'svc.tasks.start.>',
   taskStart: (workflowId: string) => `svc.tasks.start.${token(workflowId, 'workflow id')}`,
   eventsAll: 'svc.events.>',
+  journalAll: 'svc.journal.>',
+  journal: (workflowId: string) => `svc.journal.${token(workflowId, 'workflow id')}`,
   events: (workflowId: string) => `svc.events.${token(workflowId, 'workflow id')}`,
   /** Mailbox of a live workflow actor (control nudges; durable state is in the CONTROL bucket). */
   workflowActor: (workflowId: string) => `svc.actor.workflow.${token(workflowId, 'workflow id')}`,
@@ -95,8 +97,6 @@ export const subjects = {
 } as const;
 
 export const kvKeys = {
-  journal: (workflowId: string, step: string) => `${token(workflowId, 'workflow id')}.${token(step, 'step')}`,
-  journalPrefix: (workflowId: string) => `${token(workflowId, 'workflow id')}.>`,
   control: (workflowId: string) => token(workflowId, 'workflow id'),
   lease: (workflowId: string) => token(workflowId, 'workflow id'),
   /** A cached LLM response: both parts are hex digests (settings hash, request hash). */

@@ -24,7 +24,6 @@ export interface TopologySettings {
 
 /** The KV buckets every role shares. */
 export interface CoreBuckets {
-  journal: KV;
   idempotency: KV;
   control: KV;
   ratelimit: KV;
@@ -45,8 +44,7 @@ const WEEK_MS = 7 * 24 * 3600 * 1000;
 export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, o: TopologySettings): Promise<CoreBuckets> {
   await ensureStreams(jsm, o);
   const replicas = o.replicas;
-  const [journal, idempotency, control, ratelimit, leases, llmCache] = await Promise.all([
-    openBucket(nc, jsm, BUCKETS.journal, { replicas, ttlMs: WEEK_MS }),
+  const [idempotency, control, ratelimit, leases, llmCache] = await Promise.all([
     openBucket(nc, jsm, BUCKETS.idempotency, { replicas, ttlMs: o.idempotencyTtlSeconds * 1000 }),
     openBucket(nc, jsm, BUCKETS.control, { replicas, ttlMs: WEEK_MS }),
     // Windows are at most an hour; counters expire on their own.
@@ -56,7 +54,7 @@ export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, 
     // Cached model answers live a day; the per-settings index is rewritten by every new entry.
     openBucket(nc, jsm, BUCKETS.llmCache, { replicas, ttlMs: LLM_CACHE_TTL_MS }),
   ]);
-  return { journal, idempotency, control, ratelimit, leases, llmCache };
+  return { idempotency, control, ratelimit, leases, llmCache };
 }
 
 /**
@@ -105,6 +103,15 @@ async function ensureStreams(jsm: JetStreamManager, o: TopologySettings): Promis
     // The server refuses a window longer than the max age (EVENTS_MAX_AGE_SECONDS may be 1).
     duplicate_window: nanos(duplicateWindowMs(o.eventsMaxAgeSeconds * 1000)),
     allow_direct: true,
+  });
+  await upsertStream(jsm, {
+    name: STREAMS.journal,
+    subjects: [subjects.journalAll],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(WEEK_MS),
+    discard: DiscardPolicy.Old,
   });
   await upsertStream(jsm, {
     name: STREAMS.channelInbox,

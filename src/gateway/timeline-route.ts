@@ -59,7 +59,7 @@ export function registerTimelineRoute(app: TemplatedApp, d: RouteDeps): void {
       if (!isUuid(id)) throw notFound('Task not found');
       const s = await d.orchestrator.getTaskStatus({ taskId: id }, callAs(callerOfPrincipal(p)));
       const timeline = await loadTimeline(
-        { journal: d.bus.kv.journal, events: (wf) => d.domains.tasks.timelineEvents(wf) },
+        { journal: d.bus.journal, events: (wf) => d.domains.tasks.timelineEvents(wf) },
         {
           workflowId: s.taskId,
           status: TASK_STATUS_NAME[s.status],

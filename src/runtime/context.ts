@@ -13,18 +13,16 @@
  *   order; if one is lost for good the context stops publishing (BusDesync) so that no
  *   later seq is stored past the missing one.
  */
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import {
-  BUCKETS,
   STREAMS,
   decodeEvent,
   encodeEvent,
-  kvKeys,
-  kvPrefixSnapshot,
   msgIdOf,
   streamId,
   subjects,
   type EventType,
+  type JournalLog,
   type PipelinedPublisher,
   type WorkflowEvent,
 } from '../bus/index.js';
@@ -55,9 +53,6 @@ export class HandBack extends Error {
 /** The least time a publish waits for JetStream, even past the workflow's deadline. */
 const PUBLISH_GRACE_MS = 10_000;
 
-const enc = new TextEncoder();
-const dec = new TextDecoder();
-
 export class WorkflowContext {
   private seq = 0;
   private pending: Promise<unknown>[] = [];
@@ -77,7 +72,7 @@ export class WorkflowContext {
    */
   constructor(
     readonly workflowId: string,
-    private readonly deps: { publisher: PipelinedPublisher; js: JetStreamClient; jsm: JetStreamManager; log: Logger; deadline?: number; waits?: WaitStore },
+    private readonly deps: { publisher: PipelinedPublisher; journalLog: JournalLog; jsm: JetStreamManager; log: Logger; deadline?: number; waits?: WaitStore },
   ) {}
 
   private publishOptions(msgId?: string) {
@@ -113,16 +108,16 @@ export class WorkflowContext {
    */
   async rehydrate(o: { expectJournal?: boolean } = {}): Promise<boolean> {
     const { jsm } = this.deps;
-    const readJournal = () => kvPrefixSnapshot(this.deps.js, jsm, BUCKETS.journal, this.workflowId);
+    const readJournal = () => this.deps.journalLog.read(this.workflowId);
     // A wake re-activates a workflow that surely has a journal: both reads at once.
     const early = o.expectJournal ? readJournal() : undefined;
     early?.catch(() => {});
     const last = await jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) });
     if (!last) return false;
     this.seq = decodeEvent(last.data).seq;
-    for (const e of await (early ?? readJournal())) {
-      const entry = JSON.parse(dec.decode(e.value)) as JournalEntry;
-      this.journal.set(e.key.slice(this.workflowId.length + 1), entry);
+    for (const [step, e] of await (early ?? readJournal())) {
+      const entry = e as unknown as JournalEntry;
+      this.journal.set(step, entry);
       this.lastJournaledSeq = Math.max(this.lastJournaledSeq, entry.seqAfter);
     }
     // Events beyond the last journaled step mean a step was cut off mid-way.
@@ -198,9 +193,8 @@ export class WorkflowContext {
     const entry: JournalEntry<T> = { result, seqAfter: this.seq, at: new Date().toISOString() };
     // A KV put is a publish to the bucket's subject; the pipelined publisher avoids a full
     // request round-trip object per put on this hot path.
-    await this.published(
-      this.deps.publisher.publish(`$KV.${BUCKETS.journal}.${kvKeys.journal(this.workflowId, name)}`, enc.encode(JSON.stringify(entry)), this.publishOptions()),
-    );
+    const log = this.deps.journalLog;
+    await this.published(this.deps.publisher.publish(log.subject(this.workflowId), log.encode(name, entry), this.publishOptions()));
     this.journal.set(name, entry);
     return result;
   }

@@ -84,7 +84,7 @@ export async function appendExternalEvents(bus: Bus, workflowId: string, events:
       stored.push(ev);
     }
     const entry: JournalEntry<{ events: EventType[] }> = { result: { events: events.map((e) => e.type) }, seqAfter: seq, at: new Date().toISOString() };
-    await bus.kv.journal.put(kvKeys.journal(workflowId, `external-${seq}`), enc.encode(JSON.stringify(entry)));
+    await bus.journal.put(workflowId, `external-${seq}`, entry);
     return stored;
   } finally {
     // Only our own lease is let go: the revision check keeps a worker's newer lease.

@@ -5,7 +5,7 @@
  * ./context.ts). Entry points: `loadTimeline` (reads both, then builds) and `buildTimeline`
  * (pure: the same input gives the same output).
  *
- * With the journal (JOURNAL bucket, 7 days), every journaled step is one step of the
+ * With the journal (JOURNAL stream, 7 days), every journaled step is one step of the
  * timeline. Its events are those emitted between the previous journaled step's `seqAfter`
  * and its own, except that an agent's events (AGENT_STARTED ... AGENT_COMPLETED and what
  * follows under the same agent id) stay together and go to the step that finished with
@@ -27,8 +27,7 @@
  * failure retried in place) emitted while the step's agent was running or inside its
  * window. A journaled step with retries has status `retried`, without `completed`.
  */
-import type { KV } from '@nats-io/kv';
-import { kvKeys } from '../bus/index.js';
+import type { JournalLog } from '../bus/index.js';
 import type { JournalEntry } from './context.js';
 
 /** The fields of an event the timeline uses. */
@@ -373,26 +372,12 @@ function pushOrphan(drafts: Draft[], e: TimelineEvent, index: number): Draft {
   return d;
 }
 
-const dec = new TextDecoder();
-
 /** The workflow's journal entries (step name -> seqAfter, at); empty once they expired. */
-export async function readJournal(kv: KV, workflowId: string): Promise<Map<string, JournalMark>> {
-  const keys: string[] = [];
-  for await (const k of await kv.keys(kvKeys.journalPrefix(workflowId))) keys.push(k);
+export async function readJournal(journal: JournalLog, workflowId: string): Promise<Map<string, JournalMark>> {
   const out = new Map<string, JournalMark>();
-  await Promise.all(
-    keys.map(async (k) => {
-      const e = await kv.get(k);
-      if (!e || e.operation !== 'PUT' || !e.value.length) return;
-      try {
-        const j = JSON.parse(dec.decode(e.value)) as Partial<JournalEntry>;
-        if (typeof j.seqAfter === 'number' && typeof j.at === 'string' && !Number.isNaN(Date.parse(j.at)))
-          out.set(k.slice(workflowId.length + 1), { seqAfter: j.seqAfter, at: j.at });
-      } catch {
-        /* not a journal entry */
-      }
-    }),
-  );
+  for (const [step, j] of await journal.read(workflowId)) {
+    if (typeof j.seqAfter === 'number' && typeof j.at === 'string' && !Number.isNaN(Date.parse(j.at))) out.set(step, { seqAfter: j.seqAfter, at: j.at });
+  }
   return out;
 }
 
@@ -401,7 +386,7 @@ export async function readJournal(kv: KV, workflowId: string): Promise<Map<strin
  * journal cannot be read (NATS unreachable), the timeline is derived from the events.
  */
 export async function loadTimeline(
-  deps: { journal: KV; events: (workflowId: string) => Promise<TimelineEvent[]> },
+  deps: { journal: JournalLog; events: (workflowId: string) => Promise<TimelineEvent[]> },
   task: Omit<TimelineInput, 'events' | 'journal'>,
 ): Promise<Timeline> {
   const [events, journal] = await Promise.all([

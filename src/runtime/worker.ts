@@ -320,7 +320,7 @@ export class Worker {
     const log = this.log.child({ workflow_id: task.task_id, trace_id: task.trace_id });
     const ctx = new WorkflowContext(task.task_id, {
       publisher: this.bus.events,
-      js: this.bus.js,
+      journalLog: this.bus.journal,
       jsm: this.bus.jsm,
       log,
       deadline: this.deadlineOf(task),
