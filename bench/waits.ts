@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import postgres from 'postgres';
-import { subjects } from '../src/bus/index.js';
+import { CONSUMERS, STREAMS, subjects } from '../src/bus/index.js';
 import { createLogger } from '../src/kernel/index.js';
 import { OfflineProvider } from '../src/llm/index.js';
 import { Worker, waitFor, type WorkflowRunner } from '../src/runtime/index.js';
@@ -127,6 +127,15 @@ export async function runWaits(o: { nats: Nats; pg: Pg; quick: boolean; log: (s:
       `${n} waiting tasks`,
     );
     const submitSeconds = (performance.now() - t0) / 1000;
+    // Measured in steady state: the archiver has stored the submission burst's events.
+    await until(
+      async () => {
+        const ci = await app.bus.jsm.consumers.info(STREAMS.events, CONSUMERS.archiver);
+        return ci.num_pending === 0 && ci.num_ack_pending === 0;
+      },
+      300_000,
+      'the archiver to catch up',
+    );
     const slots = worker.inFlight;
     const [pendingRow] = await app.store.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM task_waits WHERE status = 'pending' AND kind = 'bench'`;
     const rss1 = await settledRss();

@@ -84,10 +84,10 @@ export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext,
   });
   // A cancel that woke the workflow ends it here rather than waiting on.
   ctx.checkpoint();
-  const row = await store.byKey(ctx.workflowId, spec.key);
+  // Read by this live actor (one statement): when decided, consumed (the timers stop waking
+  // it; a pause gate before the record may hold it a while) and the task RUNNING again.
+  const row = await store.take(ctx.workflowId, spec.key);
   if (!row || row.status === 'pending') throw new Passivate(spec.key);
-  // Read by this live actor: the timers stop waking it (a pause gate before the record may hold it a while).
-  await store.consume(ctx.workflowId, spec.key);
   const result = await ctx.step(done, async () => {
     const decidedAt = row.decided_at ? new Date(row.decided_at) : new Date();
     const d: WaitDecision<T> = {
@@ -101,6 +101,5 @@ export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext,
     spec.onDecided?.(d as WaitDecision);
     return d;
   });
-  await store.resumed(ctx.workflowId);
   return result;
 }

@@ -139,6 +139,25 @@ export class WaitStore {
   }
 
   /**
+   * The live actor that holds the workflow reads its wait: when decided, the decision is
+   * marked consumed (the timers stop waking it; a crash before it is journaled leaves the
+   * work-queue message unacked, and its redelivery reads it again) and the task is RUNNING
+   * again, in the same statement.
+   */
+  async take(taskId: string, key: string): Promise<WaitRow | undefined> {
+    const [r] = await this.sql<{ wait: WaitRow }[]>`
+      WITH w AS (SELECT * FROM task_waits WHERE task_id = ${taskId}::uuid AND wait_key = ${key}),
+      -- Data-modifying CTEs run whether or not the SELECT reads them.
+      c AS (UPDATE task_waits SET consumed_at = COALESCE(task_waits.consumed_at, now())
+            FROM w WHERE task_waits.id = w.id AND w.status <> 'pending' RETURNING task_waits.id),
+      r AS (UPDATE tasks SET status = 'TASK_STATUS_RUNNING', updated_at = now()
+            FROM w WHERE tasks.id = w.task_id AND w.status = 'decided'
+              AND tasks.status NOT IN ${this.sql(TERMINAL_STATUSES as unknown as string[])} RETURNING tasks.id)
+      SELECT to_jsonb(w) AS wait FROM w`;
+    return r ? revive(r.wait) : undefined;
+  }
+
+  /**
    * Marks a decision as read by the live actor that holds the workflow: no more wakes for it.
    * Marked when read, before it is journaled: a crash in between leaves the work-queue message
    * unacked, and its redelivery reads the decision again.
