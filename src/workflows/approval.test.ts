@@ -15,8 +15,7 @@ const noPolicy = { timeoutSeconds: 60, policies: { tools: [], roles: {} } };
 /** A workflow context over an in-memory journal and a wait store holding `row` (or nothing). */
 function fakeCtx(journal: Map<string, unknown>, row?: Partial<WaitRow>) {
   const waits = {
-    byKey: vi.fn(async () => row),
-    consume: vi.fn(async () => {}),
+    take: vi.fn(async () => row),
     resumed: vi.fn(async () => {}),
     open: vi.fn(async () => {
       throw new Error('no wait may be opened here');
@@ -41,7 +40,7 @@ describe('a tool approval replayed after its policy was removed', () => {
   it('never asked: the call runs as asked, nothing is opened', async () => {
     const { ctx, waits } = fakeCtx(new Map());
     expect(await toolApprover(ctx, task, 'generalist', noPolicy)!(call)).toBeUndefined();
-    expect(waits.byKey).not.toHaveBeenCalled();
+    expect(waits.take).not.toHaveBeenCalled();
   });
 
   it('asked and refused (the decision journaled): still refused', async () => {
@@ -53,11 +52,11 @@ describe('a tool approval replayed after its policy was removed', () => {
     expect(await toolApprover(ctx, task, 'generalist', noPolicy)!(call)).toEqual({ approved: false, message: 'no' });
   });
 
-  it('asked, decided while the task waited: the decision is read and the wait consumed', async () => {
+  it('asked, decided while the task waited: the decision is taken (read and consumed) and journaled', async () => {
     const journal = new Map<string, unknown>([['wait-open-approval-turn-1-tool-1', { id: 'w1', opened_at: new Date().toISOString() }]]);
     const { ctx, waits } = fakeCtx(journal, { status: 'decided', decision: { approved: false, feedback: 'not now' }, timed_out: false });
     expect(await toolApprover(ctx, task, 'generalist', undefined)!(call)).toEqual({ approved: false, message: 'not now' });
-    expect(waits.consume).toHaveBeenCalledWith('t1', 'approval-turn-1-tool-1');
+    expect(waits.take).toHaveBeenCalledWith('t1', 'approval-turn-1-tool-1');
     expect(journal.has('wait-approval-turn-1-tool-1')).toBe(true);
   });
 });
