@@ -13,10 +13,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
-import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { scriptedModelEnv, startServiceProcess, testBusEnv, type ServiceProcess } from './helpers/process.js';
 
 let t: TestApp;
 let llm: OpenAiTestServer;
@@ -76,17 +75,9 @@ afterAll(async () => {
 async function worker(): Promise<ServiceProcess> {
   const p = await startServiceProcess({
     ROLES: 'worker',
-    NATS_URL: t.natsUrl,
-    DATABASE_URL: inject('pgUrl'),
-    DATABASE_MAX_CONNECTIONS: '2',
-    WORKER_ACK_WAIT_MS: '1500',
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'crash-model',
-    ENABLE_CACHE: '0',
+    ...testBusEnv(t.natsUrl),
+    ...scriptedModelEnv(llm.baseUrl),
     TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1/32',
-    MAX_TOKENS_PER_REQUEST: '0',
-    MAX_COST_PER_REQUEST: '0',
     PYTHON_EXECUTOR_TIMEOUT_MS: '90000',
   });
   procs.push(p);

@@ -10,10 +10,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TEST_RPC_TOKEN, archivedEvents, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
-import { gatewayBase, startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { gatewayBase, scriptedModelEnv, startServiceProcess, testBusEnv, type ServiceProcess } from './helpers/process.js';
 
 let t: TestApp;
 let llm: OpenAiTestServer;
@@ -45,23 +45,15 @@ afterAll(async () => {
 async function service(roles: string, timeoutSeconds: number): Promise<ServiceProcess> {
   const p = await startServiceProcess({
     ROLES: roles,
-    NATS_URL: t.natsUrl,
-    DATABASE_URL: inject('pgUrl'),
-    DATABASE_MAX_CONNECTIONS: '2',
+    ...testBusEnv(t.natsUrl),
+    ...scriptedModelEnv(llm.baseUrl),
     INTERNAL_RPC_TOKEN: TEST_RPC_TOKEN,
     GATEWAY_HOST: '127.0.0.1',
     GATEWAY_PORT: '0',
     GRPC_HOST: '127.0.0.1',
     ORCHESTRATOR_GRPC_PORT: '0',
-    WORKER_ACK_WAIT_MS: '1500',
     CONFIG_PATH: features,
     APPROVAL_TIMEOUT_SECONDS: String(timeoutSeconds),
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'crash-model',
-    ENABLE_CACHE: '0',
-    MAX_TOKENS_PER_REQUEST: '0',
-    MAX_COST_PER_REQUEST: '0',
   });
   procs.push(p);
   return p;

@@ -13,9 +13,9 @@ import { Code, createClient, type Client, type Interceptor } from '@connectrpc/c
 import { Http2SessionManager, createGrpcTransport } from '@connectrpc/connect-node';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { hashKey, newApiKey } from '../src/auth/index.js';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { TEST_RPC_TOKEN, json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { colleagueOf as colleagueIn, registerUser, type TestUser } from './helpers/users.js';
 import { rpcFailure } from './helpers/connect.js';
 import { scriptedProvider, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
@@ -73,31 +73,9 @@ afterAll(async () => {
 });
 beforeEach(() => llm.reset());
 
-interface User {
-  h: Record<string, string>;
-  userId: string;
-  tenantId: string;
-}
-
-async function register(): Promise<User> {
-  const r = await fetch(`${t.base}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `ap-${randomUUID()}@example.com`, password: 'password123' }),
-  });
-  const b = await json(r);
-  return { h: { 'X-API-Key': b.api_key }, userId: b.user.id, tenantId: b.user.tenant_id };
-}
-
-/** Another user of `u`'s tenant. */
-async function colleagueOf(u: User): Promise<User> {
-  const id = randomUUID();
-  const key = newApiKey();
-  await t.app.store.sql`INSERT INTO users (id, tenant_id, email, password_hash) VALUES (${id}, ${u.tenantId}, ${`c-${randomUUID()}@example.com`}, 'x')`;
-  await t.app.store.sql`INSERT INTO api_keys (id, user_id, tenant_id, name, prefix, key_hash)
-    VALUES (${randomUUID()}, ${id}, ${u.tenantId}, 'k', ${key.slice(0, 11)}, ${hashKey(key)})`;
-  return { h: { 'X-API-Key': key }, userId: id, tenantId: u.tenantId };
-}
+type User = TestUser;
+const register = () => registerUser(t.base, 'ap');
+const colleagueOf = (u: User) => colleagueIn(t.app.store.sql, u);
 
 const post = (path: string, body: unknown, h: Record<string, string>) =>
   fetch(t.base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...h }, body: typeof body === 'string' ? body : JSON.stringify(body) });

@@ -4,10 +4,9 @@
  * journal (no search and no recorded page read again), and the report cites both pages.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
-import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { scriptedModelEnv, startServiceProcess, testBusEnv, type ServiceProcess } from './helpers/process.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
 
 let t: TestApp;
@@ -63,19 +62,11 @@ afterAll(async () => {
 async function worker(): Promise<ServiceProcess> {
   const p = await startServiceProcess({
     ROLES: 'worker',
-    NATS_URL: t.natsUrl,
-    DATABASE_URL: inject('pgUrl'),
-    DATABASE_MAX_CONNECTIONS: '2',
-    WORKER_ACK_WAIT_MS: '1500',
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'crash-model',
-    ENABLE_CACHE: '0',
+    ...testBusEnv(t.natsUrl),
+    ...scriptedModelEnv(llm.baseUrl),
     TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1/32',
     WEB_SEARCH_PROVIDER: 'searxng',
     SEARXNG_URL: search.origin,
-    MAX_TOKENS_PER_REQUEST: '0',
-    MAX_COST_PER_REQUEST: '0',
   });
   procs.push(p);
   return p;

@@ -5,10 +5,9 @@
  * seq gap-free (the feedback's events included) and no step taken for one cut off by a crash.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { archivedEvents, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { scriptedProvider, startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
-import { startServiceProcess, type ServiceProcess } from './helpers/process.js';
+import { scriptedModelEnv, startServiceProcess, testBusEnv, type ServiceProcess } from './helpers/process.js';
 import { startResearchWeb, type ResearchWeb } from './helpers/research-web.js';
 
 let t: TestApp;
@@ -47,16 +46,8 @@ afterAll(async () => {
 async function worker(): Promise<ServiceProcess> {
   const p = await startServiceProcess({
     ROLES: 'worker',
-    NATS_URL: t.natsUrl,
-    DATABASE_URL: inject('pgUrl'),
-    DATABASE_MAX_CONNECTIONS: '2',
-    WORKER_ACK_WAIT_MS: '1500',
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'crash-model',
-    ENABLE_CACHE: '0',
-    MAX_TOKENS_PER_REQUEST: '0',
-    MAX_COST_PER_REQUEST: '0',
+    ...testBusEnv(t.natsUrl),
+    ...scriptedModelEnv(llm.baseUrl),
     ...web.env,
   });
   procs.push(p);

@@ -7,12 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { hashKey, newApiKey } from '../src/auth/index.js';
 import { ifMatchOf } from '../src/gateway/review-routes.js';
 import { ANONYMOUS, createLogger } from '../src/kernel/index.js';
 import { WaitStore } from '../src/tasks/index.js';
 import { ReviewService, ReviewStore } from '../src/workflows/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { colleagueOf as colleagueIn, registerUser, type TestUser } from './helpers/users.js';
 import { scriptedProvider, startOpenAiServer, type OpenAiTestServer, type RecordedRequest, type Reply } from './helpers/openai-server.js';
 import { startResearchWeb, type ResearchWeb } from './helpers/research-web.js';
 
@@ -72,30 +72,9 @@ beforeEach(() => {
   llm.setDefault(script);
 });
 
-interface User {
-  h: Record<string, string>;
-  userId: string;
-  tenantId: string;
-}
-
-async function register(): Promise<User> {
-  const r = await fetch(`${t.base}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `rv-${randomUUID()}@example.com`, password: 'password123' }),
-  });
-  const b = await json(r);
-  return { h: { 'X-API-Key': b.api_key }, userId: b.user.id, tenantId: b.user.tenant_id };
-}
-
-async function colleagueOf(u: User): Promise<User> {
-  const id = randomUUID();
-  const key = newApiKey();
-  await t.app.store.sql`INSERT INTO users (id, tenant_id, email, password_hash) VALUES (${id}, ${u.tenantId}, ${`c-${randomUUID()}@example.com`}, 'x')`;
-  await t.app.store.sql`INSERT INTO api_keys (id, user_id, tenant_id, name, prefix, key_hash)
-    VALUES (${randomUUID()}, ${id}, ${u.tenantId}, 'k', ${key.slice(0, 11)}, ${hashKey(key)})`;
-  return { h: { 'X-API-Key': key }, userId: id, tenantId: u.tenantId };
-}
+type User = TestUser;
+const register = () => registerUser(t.base, 'rv');
+const colleagueOf = (u: User) => colleagueIn(t.app.store.sql, u);
 
 const post = (path: string, body: unknown, h: Record<string, string>) =>
   fetch(t.base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...h }, body: JSON.stringify(body) });

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTimeline, stepOfAgent, type TimelineEvent, type TimelineInput } from '../src/runtime/index.js';
-import { hashKey, newApiKey } from '../src/auth/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { colleagueOf } from './helpers/users.js';
 import { rng } from './helpers/rng.js';
 
 // --- the builder ---------------------------------------------------------------------------
@@ -333,12 +333,7 @@ describe('GET /api/v1/tasks/{id}/timeline', () => {
     // Ownership: another tenant 404, another user of the same tenant 403, bad ids 404.
     const stranger = await register();
     expect((await get(`/api/v1/tasks/${task_id}/timeline`, stranger.key)).status).toBe(404);
-    const colleague = randomUUID();
-    const key = newApiKey();
-    await t.app.store
-      .sql`INSERT INTO users (id, tenant_id, email, password_hash) VALUES (${colleague}, ${u.tenantId}, ${`c-${randomUUID()}@example.com`}, 'x')`;
-    await t.app.store
-      .sql`INSERT INTO api_keys (id, user_id, tenant_id, name, prefix, key_hash) VALUES (${randomUUID()}, ${colleague}, ${u.tenantId}, 'k', ${key.slice(0, 11)}, ${hashKey(key)})`;
+    const { key } = await colleagueOf(t.app.store.sql, u);
     const forbidden = await get(`/api/v1/tasks/${task_id}/timeline`, key);
     expect(forbidden.status).toBe(403);
     expect(await json(forbidden)).toEqual({ error: 'Forbidden: not the task owner' });

@@ -1,6 +1,7 @@
 /** Runs the service as a real child process (`node --import tsx src/main.ts`) with given env. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -23,6 +24,16 @@ export function embeddedEnv(dataDir: string): Record<string, string> {
     GATEWAY_HOST: '127.0.0.1',
     GRPC_HOST: '127.0.0.1',
   };
+}
+
+/** A service process on a test's NATS server and database, with a short ack wait (crash tests redeliver fast). */
+export function testBusEnv(natsUrl: string): Record<string, string> {
+  return { NATS_URL: natsUrl, DATABASE_URL: inject('pgUrl'), DATABASE_MAX_CONNECTIONS: '2', WORKER_ACK_WAIT_MS: '1500' };
+}
+
+/** A service process calling a scripted OpenAI-compatible model at `baseUrl`: no response cache, no budgets. */
+export function scriptedModelEnv(baseUrl: string): Record<string, string> {
+  return { LLM_BASE_URL: baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'crash-model', ENABLE_CACHE: '0', MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' };
 }
 
 /** The gateway's base URL, from the process's `ready` log line (its port was chosen by the OS). */
