@@ -61,12 +61,8 @@ export async function waitFor<T = Record<string, unknown>>(ctx: WorkflowContext,
   if (!/^[-\w]+$/.test(spec.key)) throw new Error(`invalid wait key ${JSON.stringify(spec.key)}`);
   const done = `wait-${spec.key}`;
   const store = storeOf(ctx);
-  if (ctx.isRecorded(done)) {
-    const recorded = await ctx.step<WaitDecision<T>>(done, () => Promise.reject(new Error('unreachable')));
-    // Cut off between the record and the status change: the task is at work again all the same.
-    await store.resumed(ctx.workflowId);
-    return recorded;
-  }
+  // Decided and journaled on an earlier activation (`take` set the task RUNNING before the record).
+  if (ctx.isRecorded(done)) return ctx.step<WaitDecision<T>>(done, () => Promise.reject(new Error('unreachable')));
   const opened = await ctx.step(`wait-open-${spec.key}`, async () => {
     const row = await store.open({
       id: spec.id,

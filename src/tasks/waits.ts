@@ -157,20 +157,6 @@ export class WaitStore {
     return r ? revive(r.wait) : undefined;
   }
 
-  /**
-   * Marks a decision as read by the live actor that holds the workflow: no more wakes for it.
-   * Marked when read, before it is journaled: a crash in between leaves the work-queue message
-   * unacked, and its redelivery reads the decision again.
-   */
-  async consume(taskId: string, key: string): Promise<void> {
-    await this.sql`UPDATE task_waits SET consumed_at = now() WHERE task_id = ${taskId}::uuid AND wait_key = ${key} AND consumed_at IS NULL`;
-  }
-
-  /** The task is back at work after a decision: RUNNING again. */
-  async resumed(taskId: string): Promise<void> {
-    await this.tasks.setStatus(taskId, 'TASK_STATUS_RUNNING', new Date());
-  }
-
   /** The task ended: its open waits can no longer be decided, and no decision of it needs a wake. */
   async closeOpen(taskId: string): Promise<void> {
     await this.sql`UPDATE task_waits SET

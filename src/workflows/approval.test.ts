@@ -16,7 +16,6 @@ const noPolicy = { timeoutSeconds: 60, policies: { tools: [], roles: {} } };
 function fakeCtx(journal: Map<string, unknown>, row?: Partial<WaitRow>) {
   const waits = {
     take: vi.fn(async () => row),
-    resumed: vi.fn(async () => {}),
     open: vi.fn(async () => {
       throw new Error('no wait may be opened here');
     }),
