@@ -23,6 +23,7 @@ import { startBackends } from './embedded.js';
 import { createLlm } from './llm-stack.js';
 import { internalRpcTokenOf } from './secrets.js';
 import { shipped } from './shipped.js';
+import { toolModel } from './tool-model.js';
 import type { Teardown } from './teardown.js';
 import type { App, AppContext, BudgetLimits } from './types.js';
 
@@ -76,12 +77,18 @@ export async function openContext(
   let tools: ToolRegistry | undefined;
   if (cfg.roles.has('worker') || cfg.roles.has('gateway') || cfg.roles.has('agent')) {
     const toolUsage = new ToolUsageStore(sql, log);
-    const registry = new ToolRegistry(builtinTools(cfg.tools, { workspace: new Workspace(resolve(cfg.workspace.root)) }), {
-      rateLimits: cfg.tools.rateLimits,
-      rateKv: bus.kv.ratelimit,
-      log,
-      onUsage: (u) => toolUsage.record(u),
-    });
+    const registry = new ToolRegistry(
+      builtinTools(cfg.tools, {
+        workspace: new Workspace(resolve(cfg.workspace.root)),
+        model: toolModel(llm, { tier: cfg.llm.defaultTier, maxTokens: cfg.llm.maxTokens, temperature: cfg.llm.temperature }),
+      }),
+      {
+        rateLimits: cfg.tools.rateLimits,
+        rateKv: bus.kv.ratelimit,
+        log,
+        onUsage: (u) => toolUsage.record(u),
+      },
+    );
     tools = registry;
     teardown.push(() => registry.close());
   }

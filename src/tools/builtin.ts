@@ -8,7 +8,7 @@ import { calculatorTool } from './calculator.js';
 import { fileTools } from './files.js';
 import { createSafeFetch } from './net.js';
 import { pythonExecutorTool } from './python.js';
-import type { Tool } from './tool.js';
+import type { Tool, ToolModel } from './tool.js';
 import { webCrawlTool, webFetchTool, webSubpageFetchTool } from './web-fetch.js';
 import { webSearchTool, type WebSearchSettings } from './web-search.js';
 
@@ -20,8 +20,14 @@ export interface BuiltinToolSettings {
   bash: { enabled: boolean; timeoutMs: number };
 }
 
+export interface BuiltinToolDeps {
+  workspace: Workspace;
+  /** The service's model, for tools that analyse what they fetched (catalogue agents). */
+  model: ToolModel;
+}
+
 /** Every built-in tool, ready to register. */
-export function builtinTools(s: BuiltinToolSettings, deps: { workspace: Workspace }): Tool[] {
+export function builtinTools(s: BuiltinToolSettings, deps: BuiltinToolDeps): Tool[] {
   const fetch = createSafeFetch({
     allowHosts: s.httpAllowHosts ? [s.httpAllowHosts] : [],
     maxBytes: 5 * 1024 * 1024,

@@ -6,11 +6,11 @@
  * python_executor run in worker threads that their time limits terminate.
  */
 export { builtinTools } from './builtin.js';
-export type { BuiltinToolSettings } from './builtin.js';
+export type { BuiltinToolDeps, BuiltinToolSettings } from './builtin.js';
 export { ToolRegistry, syntheticTokens } from './registry.js';
 export type { ExecuteOptions, RegistryOptions, ToolExecution, ToolInfo } from './registry.js';
 export { ToolError } from './tool.js';
-export type { Tool, ToolContext, ToolOutput, ToolParameters } from './tool.js';
+export type { Tool, ToolContext, ToolModel, ToolModelRequest, ToolModelResult, ToolOutput, ToolParameters } from './tool.js';
 export { ToolUsageStore } from './usage.js';
 export type { ToolUsage } from './usage.js';
 export type { WebSearchSettings } from './web-search.js';

@@ -70,3 +70,23 @@ export class ToolError extends Error {
     this.name = 'ToolError';
   }
 }
+
+/**
+ * A model call a tool may make (agents of the catalogue that analyse what a vendor returned:
+ * ad creatives, landing pages, sentiment). Wired by the app to the service's LLM provider, so
+ * the offline provider's label reaches the tool's output unchanged.
+ */
+export interface ToolModelRequest {
+  system?: string;
+  prompt: string;
+  maxTokens?: number;
+  tier?: 'small' | 'medium' | 'large';
+  signal: AbortSignal;
+}
+export interface ToolModelResult {
+  text: string;
+  model: string;
+  provider: string;
+  tokens: number;
+}
+export type ToolModel = (req: ToolModelRequest) => Promise<ToolModelResult>;
