@@ -32,6 +32,11 @@ export interface WorkflowDeps {
   /** ENABLE_TOOL_SELECTION: a subtask's agent gets only the tools the planner named for it. */
   enableToolSelection?: boolean;
   budgets?: BudgetLimits;
+  /**
+   * AGENT_TIMEOUT_SECONDS in ms: the longest one agent's execution may take (a mode's agent,
+   * a swarm agent, a catalogue agent); it then ends with a timeout error. Absent: 600 s.
+   */
+  agentTimeoutMs?: number;
   /** Tool rounds when the task names no max_iterations. */
   defaultMaxIterations?: number;
   /** Workflow templates (`template`) and skills (`skill`). */
@@ -42,6 +47,9 @@ export interface WorkflowDeps {
   /** Where plan reviews are kept (review-store.ts); without it a task asking for review fails. */
   reviews?: ReviewStore;
 }
+
+/** AGENT_TIMEOUT_SECONDS's default, in ms. */
+export const DEFAULT_AGENT_TIMEOUT_MS = 600_000;
 
 /** Tool rounds of an agent when neither the task nor the service names a number. */
 export const DEFAULT_MAX_ITERATIONS = 10;
