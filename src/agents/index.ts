@@ -10,7 +10,8 @@
  * LLM_PARTIAL and LLM_OUTPUT events `final_answer: true` (AgentSpec.finalAnswer). The calls
  * of a turn that the workflow's hook holds for a person (AgentDeps.approveTool) are decided,
  * one after another, before any call of the turn runs; a refused call is not run and the
- * model is told why.
+ * model is told why. AgentDeps.timeoutMs (AGENT_TIMEOUT_SECONDS) bounds one agent's execution
+ * (timeout.ts): its deadline is journaled, and it fails with AgentTimedOut when it passes.
  */
 export { EphemeralContext, scopedContext } from './context.js';
 export type { AgentContext } from './context.js';
@@ -23,3 +24,5 @@ export { modelTurn } from './model-turn.js';
 export type { Turn, TurnOptions } from './model-turn.js';
 export { OBSERVATION_EVENT_CHARS, OBSERVATION_MODEL_CHARS, llmToolsOf } from './tool-step.js';
 export { runAgentLoop } from './loop.js';
+export { AgentTimedOut, startAgentClock } from './timeout.js';
+export type { AgentClock } from './timeout.js';

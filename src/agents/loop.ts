@@ -8,16 +8,34 @@
  * AGENT_THINKING, each call is TOOL_INVOKED then TOOL_OBSERVATION, and the results go back
  * to the model as `tool` messages. Calls of one turn run `parallelism` at a time. After
  * `maxIterations` turns with tool calls the model is asked to answer without tools.
+ *
+ * With AgentDeps.timeoutMs (AGENT_TIMEOUT_SECONDS) the whole loop runs on the agent's clock
+ * (timeout.ts): its deadline is journaled, waits for a person about a held call do not count,
+ * and when it passes the call under way is aborted and the agent fails with AgentTimedOut.
  */
 import type { ChatMessage } from '../llm/index.js';
 import type { AgentContext } from './context.js';
 import { modelTurn, type Turn } from './model-turn.js';
 import { runLimited } from './parallel.js';
 import { ZERO_USAGE, addUsage, type AgentDeps, type AgentOutput, type AgentSpec, type ModelCall } from './spec.js';
+import { startAgentClock, type AgentClock } from './timeout.js';
 import { approveCalls, llmToolsOf, toolStep } from './tool-step.js';
 
-/** Runs one agent to its answer. */
+/** Runs one agent to its answer (on its own clock when AgentDeps.timeoutMs is set). */
 export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec): Promise<AgentOutput> {
+  if (!deps.timeoutMs) return loop(ctx, deps, spec);
+  const clock = await startAgentClock(ctx, spec.agentId, deps.timeoutMs, spec.stepPrefix);
+  try {
+    // The turns run on the loop's clock, not each on one of its own.
+    return await loop(clock.ctx, { ...deps, timeoutMs: undefined }, spec, clock);
+  } catch (err) {
+    throw clock.failure(err);
+  } finally {
+    clock.stop();
+  }
+}
+
+async function loop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec, clock?: AgentClock): Promise<AgentOutput> {
   const tools = llmToolsOf(deps.tools, spec.tools);
   const messages: ChatMessage[] = [...spec.messages];
   const calls: ModelCall[] = [];
@@ -83,7 +101,9 @@ export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: Age
           },
         }
       : deps;
-    const verdicts = await approveCalls(ctx, checked, spec, turn.toolCalls, steps);
+    const ask = () => approveCalls(ctx, checked, spec, turn.toolCalls!, steps);
+    // The clock stands still while a person is asked about a held call.
+    const verdicts = asking && clock ? await clock.paused(step, turn.endedAt, ask, (v) => v.some((x) => x !== undefined)) : await ask();
     const results = await runLimited(ctx, turn.toolCalls, deps.parallelism, (sc, c, j) => toolStep(sc, deps, spec, c, steps[j], verdicts[j]));
     toolCalls += results.length;
     for (const r of results) messages.push({ role: 'tool', toolCallId: r.callId, content: r.content });

@@ -8,6 +8,7 @@ import type { ChatMessage, LlmResult, LlmTool, LlmToolCall, LlmUsage } from '../
 import { DeltaCoalescer } from './coalescer.js';
 import type { AgentContext } from './context.js';
 import type { AgentDeps, AgentSpec, ModelCall } from './spec.js';
+import { startAgentClock } from './timeout.js';
 
 /** A recorded model turn (the journal keeps exactly this). */
 export interface Turn {
@@ -19,6 +20,8 @@ export interface Turn {
   usage: LlmUsage;
   cacheHit?: boolean;
   cacheScore?: number;
+  /** When the call ended (ms since the epoch): the agent's clock counts a wait for a person from it (timeout.ts). */
+  endedAt?: number;
 }
 
 export interface TurnOptions {
@@ -38,7 +41,7 @@ export interface TurnOptions {
 
 /** One model call as a journaled step: streams, records usage, returns the turn. */
 export async function modelTurn(
-  ctx: AgentContext,
+  outer: AgentContext,
   deps: AgentDeps,
   spec: Pick<AgentSpec, 'agentId' | 'tier' | 'model' | 'provider' | 'finalAnswer'> & { taskId?: string },
   step: string,
@@ -47,7 +50,10 @@ export async function modelTurn(
   o: TurnOptions = {},
 ): Promise<Turn> {
   // A recorded call is counted against the budgets again (this run's totals), silently.
-  const replayed = !o.inStep && ctx.isRecorded(step);
+  const replayed = !o.inStep && outer.isRecorded(step);
+  // A one-call agent's clock (AGENT_TIMEOUT_SECONDS); the tool loop runs its turns on its own.
+  const clock = deps.timeoutMs && !o.inStep && !replayed ? await startAgentClock(outer, spec.agentId, deps.timeoutMs) : undefined;
+  const ctx = clock?.ctx ?? outer;
   const answer = spec.finalAnswer ? { final_answer: true } : {};
   const run = async (): Promise<Turn> => {
     o.before?.();
@@ -108,12 +114,20 @@ export async function modelTurn(
       usage: r.usage,
       ...(r.toolCalls?.length ? { toolCalls: r.toolCalls } : {}),
       ...(cacheHit ? { cacheHit, cacheScore: r.cacheScore ?? 1 } : {}),
+      endedAt: Date.now(),
     };
     if (o.announce) ctx.emit('AGENT_COMPLETED', spec.agentId, `Agent ${spec.agentId} completed`, { total_tokens: r.usage.totalTokens });
     o.after?.(turn);
     return turn;
   };
-  const turn = o.inStep ? await run() : await ctx.step(step, run);
+  let turn: Turn;
+  try {
+    turn = o.inStep ? await run() : await ctx.step(step, run);
+  } catch (err) {
+    throw clock ? clock.failure(err) : err;
+  } finally {
+    clock?.stop();
+  }
   if (replayed) deps.budget?.afterCall(undefined, spec.agentId, turn.usage);
   return turn;
 }

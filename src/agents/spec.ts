@@ -44,6 +44,11 @@ export interface AgentDeps {
   /** How long a delta may wait for more text before it is sent (the 50 ms liveness bound). */
   partialFlushMs?: number;
   budget?: Budget;
+  /**
+   * AGENT_TIMEOUT_SECONDS in ms: one agent's execution (the tool loop, or a one-call agent's
+   * model call) ends with AgentTimedOut after it (timeout.ts). Absent: no limit.
+   */
+  timeoutMs?: number;
   /** Called once per model call after it is journaled-to-be (cost records). */
   onModelCall?: (c: ModelCall) => Promise<void>;
   /**

@@ -190,8 +190,8 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
   const names = Object.keys(RESERVED_SETTINGS);
   const withoutReserved = (c: Config) => JSON.stringify({ ...c, roles: [...c.roles], reserved: undefined });
 
-  it('are the queue switch and the agent timeout (the feature-flag file is read: features.ts)', () => {
-    expect(names.sort()).toEqual(['PRIORITY_QUEUES', 'AGENT_TIMEOUT_SECONDS'].sort());
+  it('are the queue switch (the feature-flag file is read: features.ts; AGENT_TIMEOUT_SECONDS is parsed)', () => {
+    expect(names).toEqual(['PRIORITY_QUEUES']);
   });
 
   it('none is reported when none is set', () => {
@@ -209,12 +209,20 @@ describe('reserved settings (in the spec, not implemented yet)', () => {
     }
   });
 
-  it('warns once per reserved variable set, in the list order', () => {
+  it('warns once per reserved variable set, and never about a parsed one', () => {
     const c = loadConfig({ AGENT_TIMEOUT_SECONDS: '5', PRIORITY_QUEUES: 'on', TEMPERATURE: '1' });
-    expect(reservedSettingWarnings(c)).toEqual([
-      'PRIORITY_QUEUES is reserved: not implemented yet, its value is ignored',
-      'AGENT_TIMEOUT_SECONDS is reserved: not implemented yet, its value is ignored',
-    ]);
+    expect(reservedSettingWarnings(c)).toEqual(['PRIORITY_QUEUES is reserved: not implemented yet, its value is ignored']);
+  });
+});
+
+describe('AGENT_TIMEOUT_SECONDS (one agent execution)', () => {
+  it('is 600 by default and takes a positive integer', () => {
+    expect(loadConfig({}).agents.timeoutSeconds).toBe(600);
+    expect(loadConfig({ AGENT_TIMEOUT_SECONDS: '1' }).agents.timeoutSeconds).toBe(1);
+    expect(loadConfig({ AGENT_TIMEOUT_SECONDS: ' 90 ' }).agents.timeoutSeconds).toBe(90);
+  });
+  it.each(['0', '-5', '1.5', 'ten'])('refuses %s naming the variable', (v) => {
+    expect(configError({ AGENT_TIMEOUT_SECONDS: v }).variable).toBe('AGENT_TIMEOUT_SECONDS');
   });
 });
 

@@ -9,6 +9,7 @@ import { TIERS } from '../kernel/index.js';
 import { bool, internalToken, num, oneOf, optStr, str, unset, type Env } from './env.js';
 import { ConfigError } from './errors.js';
 import { channelsConfig } from './channels.js';
+import { browserConfig } from './browser.js';
 import { RESERVED_SETTINGS } from './reserved.js';
 import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
 
@@ -160,6 +161,14 @@ export function loadConfig(env: Env = process.env) {
       /** A workflow that runs longer than this ends in TIMEOUT. */
       taskTimeoutSeconds: num(env, 'TASK_TIMEOUT_SECONDS', 1800, { min: 1, int: true }),
     },
+    agents: {
+      /**
+       * AGENT_TIMEOUT_SECONDS: the longest one agent's execution may take (every agent of a
+       * workflow, and AgentService runs that name no config.timeout_seconds); it then ends with
+       * a timeout error naming the setting (src/agents/timeout.ts).
+       */
+      timeoutSeconds: num(env, 'AGENT_TIMEOUT_SECONDS', 600, { min: 1, int: true }),
+    },
     llm: {
       provider,
       baseUrl: llmBaseUrl,
@@ -218,6 +227,8 @@ export function loadConfig(env: Env = process.env) {
       parallelism: num(env, 'TOOL_PARALLELISM', 1, { min: 1, max: 64, int: true }),
       /** Hosts or CIDRs (comma list) the web tools' SSRF guard lets through (intranets, tests). */
       httpAllowHosts: str(env, 'TOOLS_HTTP_ALLOW_HOSTS', ''),
+      /** The headless browser of the screenshot agents (BROWSER_*; config/browser.ts). */
+      browser: browserConfig(env),
       /** The bash tool (developer role only; not a sandbox). Off unless TOOLS_ENABLE_BASH=1. */
       bash: { enabled: bool(env, 'TOOLS_ENABLE_BASH', false), timeoutMs: num(env, 'TOOLS_BASH_TIMEOUT_MS', 60_000, { min: 100, int: true }) },
       python: {

@@ -5,7 +5,6 @@
  */
 export const RESERVED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
   PRIORITY_QUEUES: 'priority queuing (default off)',
-  AGENT_TIMEOUT_SECONDS: 'agent execution timeout (default 600)',
 });
 
 /** One start-up warning per reserved variable that is set. */

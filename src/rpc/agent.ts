@@ -15,7 +15,7 @@
  * - context.role picks the tool allowlist (kernel/roles); available_tools narrows it: every
  *   name must be a registered tool the role allows, else refused. The agent gets exactly
  *   available_tools ∩ the role's tools (all of the role's when empty).
- * - config.max_iterations (0 = 10, 1..50); config.timeout_seconds (0 = 600, 1..3600; when it
+ * - config.max_iterations (0 = 10, 1..50); config.timeout_seconds (0 = AGENT_TIMEOUT_SECONDS, default 600; 1..3600; when it
  *   passes the run is aborted and answered with status TIMEOUT).
  * - config.enable_sandbox: unset = tools as configured; true = sandboxed execution only,
  *   refused when the agent's tools include a dangerous tool (bash runs on the host); false =
@@ -96,6 +96,8 @@ export interface AgentServiceDeps {
   checkModel?: (c: { tier: Tier; model?: string; provider?: string }) => void;
   /** The caller's session named by UUID or external id, as its UUID (404 when not theirs); absent: session_id refused. */
   resolveSession?: (p: Principal, idOrExternal: string) => Promise<string>;
+  /** AGENT_TIMEOUT_SECONDS: a run's time limit when config.timeout_seconds is 0 (default 600). */
+  agentTimeoutSeconds?: number;
 }
 
 export const AGENT_DEFAULT_MAX_ITERATIONS = 10;
@@ -118,6 +120,8 @@ interface RunPlan {
   allowDangerous: boolean;
   maxIterations: number;
   timeoutSeconds: number;
+  /** What set timeoutSeconds, named in the timeout error. */
+  timeoutSetting: 'config.timeout_seconds' | 'AGENT_TIMEOUT_SECONDS';
   budget?: Budget;
   sessionId?: string;
   userId?: string;
@@ -163,9 +167,10 @@ async function planRun(d: AgentServiceDeps, req: ExecuteTaskRequest | StreamExec
   }
   const maxIterations = cfg?.maxIterations || AGENT_DEFAULT_MAX_ITERATIONS;
   if (maxIterations < 1 || maxIterations > 50) throw badRequest('config.max_iterations must be from 1 to 50 (0: 10)');
-  const timeoutSeconds = cfg?.timeoutSeconds || AGENT_DEFAULT_TIMEOUT_SECONDS;
-  if (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS)
-    throw badRequest(`config.timeout_seconds must be from 1 to ${MAX_TIMEOUT_SECONDS} (0: ${AGENT_DEFAULT_TIMEOUT_SECONDS})`);
+  const timeoutSetting = cfg?.timeoutSeconds ? 'config.timeout_seconds' : 'AGENT_TIMEOUT_SECONDS';
+  const timeoutSeconds = cfg?.timeoutSeconds || (d.agentTimeoutSeconds ?? AGENT_DEFAULT_TIMEOUT_SECONDS);
+  if (cfg?.timeoutSeconds && (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS))
+    throw badRequest(`config.timeout_seconds must be from 1 to ${MAX_TIMEOUT_SECONDS} (0: AGENT_TIMEOUT_SECONDS)`);
 
   let simple: boolean;
   switch (req.mode) {
@@ -246,6 +251,7 @@ async function planRun(d: AgentServiceDeps, req: ExecuteTaskRequest | StreamExec
     allowDangerous: role.allowDangerous,
     maxIterations,
     timeoutSeconds,
+    timeoutSetting,
     ...(budget ? { budget } : {}),
     ...(sessionId ? { sessionId } : {}),
     ...(principal.userId ? { userId: principal.userId } : {}),
@@ -367,7 +373,7 @@ export function createAgentService(d: AgentServiceDeps): ServiceImpl<typeof Agen
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      ectx.abort.abort(new AppError(Code.DeadlineExceeded, `timed out after ${p.timeoutSeconds} s (config.timeout_seconds)`));
+      ectx.abort.abort(new AppError(Code.DeadlineExceeded, `timed out after ${p.timeoutSeconds} s (${p.timeoutSetting})`));
     }, p.timeoutSeconds * 1000);
     const onCancel = () => ectx.abort.abort(new AppError(Code.Canceled, 'the call was cancelled'));
     if (signal.aborted) onCancel();
@@ -425,7 +431,7 @@ export function createAgentService(d: AgentServiceDeps): ServiceImpl<typeof Agen
       const f = timedOut ? undefined : failureStatus(err);
       if (timedOut) {
         status = StatusCode.TIMEOUT;
-        errorMessage = `timed out after ${p.timeoutSeconds} s (config.timeout_seconds)`;
+        errorMessage = `timed out after ${p.timeoutSeconds} s (${p.timeoutSetting})`;
       } else if (f) {
         status = f.status;
         errorMessage = f.message;

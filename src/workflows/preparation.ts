@@ -13,7 +13,7 @@ import { taskModelSettings, type TaskStart } from '../tasks/index.js';
 import { approveTask, toolApprover } from './approval.js';
 import { sessionHistory } from './history.js';
 import { recordOf } from './usage.js';
-import { DEFAULT_MAX_ITERATIONS, type BaseSpec, type Prepared, type WorkflowDeps } from './workflow.js';
+import { DEFAULT_AGENT_TIMEOUT_MS, DEFAULT_MAX_ITERATIONS, type BaseSpec, type Prepared, type WorkflowDeps } from './workflow.js';
 
 const DEFAULT_SYSTEM = "You are a helpful, precise assistant. Answer the user's request directly.";
 
@@ -41,6 +41,8 @@ export async function prepare(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskS
     temperature: settings.temperature ?? deps.temperature,
     sampling: { topP: settings.topP, stop: settings.stop, presencePenalty: settings.presencePenalty, frequencyPenalty: settings.frequencyPenalty },
     partialChunkChars: deps.partialChunkChars,
+    // AGENT_TIMEOUT_SECONDS: every agent of the task (tool loops and one-call agents) runs on its own clock.
+    timeoutMs: deps.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS,
     budget,
     onModelCall: deps.usage
       ? async (c) => {

@@ -26,6 +26,7 @@ export async function startAgentRole(ctx: AppContext): Promise<RoleStop> {
     partialChunkChars: cfg.workflow.partialChunkChars,
     budgets: cfg.budgets.inWorkflow ? ctx.budgetLimits : undefined,
     maxMemoryMb: cfg.tools.python.memoryMb,
+    agentTimeoutSeconds: cfg.agents.timeoutSeconds,
     checkModel: (c) => void ctx.llmStack.router.resolveModelChoice(c),
     resolveSession: async (p, id) => (await requireSession(sql, id, p)).id,
   });

@@ -22,6 +22,7 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
     temperature: cfg.llm.temperature,
     synthBypassSingle: cfg.workflow.synthBypassSingle,
     toolParallelism: cfg.tools.parallelism,
+    agentTimeoutMs: cfg.agents.timeoutSeconds * 1000,
     enableToolSelection: cfg.tools.selection,
     budgets: cfg.budgets.inWorkflow ? ctx.budgetLimits : undefined,
     approvals: { timeoutSeconds: cfg.approvals.timeoutSeconds, policies: cfg.features.approvals },

@@ -1,0 +1,119 @@
+/**
+ * AGENT_TIMEOUT_SECONDS: the longest one agent's execution may take. An agent runs on a
+ * context of its own (`AgentClock.ctx`) whose signal aborts when its time is up: its model
+ * call or tool call under way is aborted, no further step starts, nothing cut off is recorded,
+ * and the agent fails with `AgentTimedOut` (DEADLINE_EXCEEDED, a message naming the setting),
+ * which the workflow's failure handling treats like any other failure of that agent.
+ *
+ * Durable: a multi-step agent (the tool loop) journals its deadline as its first step
+ * (`<stepPrefix>-clock`), so an activation after a crash or a redelivery continues the same
+ * deadline instead of starting a fresh one: time the workflow was down counts. Steps already
+ * recorded replay whatever the clock says (a finished agent is never failed by a replay).
+ * Time spent waiting for a person (a tool call held by a tool policy) does not count: when
+ * any call of a turn was asked about, the deadline is moved on by the time from the end of
+ * that turn's model call (recorded in the turn) to the moment the answers were in, and the new
+ * deadline is journaled (`<turn step>-clock`) so every replay uses the same one.
+ *
+ * A one-call agent (simple mode, a planner, a synthesis, a template step) is one journaled
+ * step: it is run whole or not at all, so its clock starts with the call and is not journaled;
+ * a call cut off by a crash runs again with its full time (at most WORKER_MAX_DELIVER times,
+ * and within the task's own TASK_TIMEOUT_SECONDS).
+ */
+import { AppError, Code } from '../kernel/index.js';
+import type { AgentContext } from './context.js';
+
+/** An agent ran past AGENT_TIMEOUT_SECONDS. */
+export class AgentTimedOut extends AppError {
+  override name = 'AgentTimedOut';
+  constructor(agentId: string, timeoutMs: number) {
+    super(Code.DeadlineExceeded, `agent ${agentId} timed out: its execution took longer than AGENT_TIMEOUT_SECONDS (${timeoutMs / 1000} s)`);
+  }
+}
+
+export interface AgentClock {
+  /** The agent's context: the parent's, stopped when the agent's time is up. */
+  readonly ctx: AgentContext;
+  /**
+   * Runs `fn` (the asking of a turn's held calls) with the clock stopped; when `asked` says a
+   * person was asked, the deadline moves on by the time since `since` (the turn's end) and is
+   * journaled under `step`.
+   */
+  paused<R>(step: string, since: number | undefined, fn: () => Promise<R>, asked: (r: R) => boolean): Promise<R>;
+  /** The error to throw for `err`: the timeout when the clock stopped the agent, else `err`. */
+  failure(err: unknown): unknown;
+  /** Stops the timer (the agent finished or failed). */
+  stop(): void;
+}
+
+/**
+ * Starts an agent's clock. `stepPrefix`: journal its deadline under `<stepPrefix>-clock` (the
+ * tool loop); absent: a one-step agent, not journaled.
+ */
+export async function startAgentClock(parent: AgentContext, agentId: string, timeoutMs: number, stepPrefix?: string): Promise<AgentClock> {
+  const error = new AgentTimedOut(agentId, timeoutMs);
+  // Replaced when the deadline moves on after it had passed (a replay reaching a wait for a
+  // person): the agent's signal is read afresh by every call.
+  let ac = new AbortController();
+  let signal = AbortSignal.any([parent.signal, ac.signal]);
+  let paused = false;
+  const mine = () => !paused && ac.signal.aborted && !parent.signal.aborted;
+  let deadline = stepPrefix ? await parent.step(`${stepPrefix}-clock`, async () => Date.now() + timeoutMs) : Date.now() + timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    if (ac.signal.aborted && deadline > Date.now()) {
+      ac = new AbortController();
+      signal = AbortSignal.any([parent.signal, ac.signal]);
+    }
+    const left = deadline - Date.now();
+    const stop = ac;
+    if (left <= 0) stop.abort(error);
+    else timer = setTimeout(() => stop.abort(error), left);
+  };
+  arm();
+  const expired = () => {
+    if (mine()) throw error;
+  };
+  const ctx: AgentContext = {
+    step: (name, fn) =>
+      parent.step(name, async () => {
+        expired();
+        try {
+          const r = await fn();
+          expired(); // finished only after the deadline: not recorded
+          return r;
+        } catch (err) {
+          throw mine() ? error : err;
+        }
+      }),
+    isRecorded: (name) => parent.isRecorded(name),
+    emit: (type, id, message, payload) => (mine() ? undefined : parent.emit(type, id, message, payload)),
+    checkpoint: () => {
+      parent.checkpoint();
+      expired();
+    },
+    get signal() {
+      return signal;
+    },
+  };
+  return {
+    ctx,
+    async paused(step, since, fn, asked) {
+      // Not checked on the way in: on a replay after a wait the recorded deadline has passed
+      // and is moved on below.
+      clearTimeout(timer);
+      paused = true;
+      const left = since === undefined ? undefined : deadline - since;
+      try {
+        const r = await fn();
+        if (left !== undefined && asked(r)) deadline = await parent.step(`${step}-clock`, async () => Date.now() + Math.max(0, left));
+        return r;
+      } finally {
+        paused = false;
+        arm();
+      }
+    },
+    failure: (err) => (mine() ? error : err),
+    stop: () => clearTimeout(timer),
+  };
+}
