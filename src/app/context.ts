@@ -81,6 +81,7 @@ export async function openContext(
       builtinTools(cfg.tools, {
         workspace: new Workspace(resolve(cfg.workspace.root)),
         model: toolModel(llm, { tier: cfg.llm.defaultTier, maxTokens: cfg.llm.maxTokens, temperature: cfg.llm.temperature }),
+        blobs: bus.kv.blobs,
       }),
       {
         rateLimits: cfg.tools.rateLimits,

@@ -14,6 +14,6 @@ export function toolModel(llm: LlmProvider, s: { tier: 'small' | 'medium' | 'lar
       temperature: s.temperature,
       signal: req.signal,
     });
-    return { text: r.text, model: r.model, provider: r.provider, tokens: r.usage.totalTokens };
+    return { text: r.text, model: r.model, provider: r.provider, tokens: r.usage.totalTokens, costUsd: r.usage.costUsd };
   };
 }

@@ -38,6 +38,7 @@ export {
 } from './events.js';
 export { PipelinedPublisher, PublishError, type PubAck } from './publisher.js';
 export { openBucket, type BucketSettings } from './buckets.js';
+export { BLOB_TTL_MS, BlobStore, isBlobKey, type BlobContent, type BlobOwner, type StoredBlob } from './blobs.js';
 export { kvSnapshot, type KvSnapshotEntry } from './kv-snapshot.js';
 export { JournalLog, type JournalRecord } from './journal.js';
 export { startDurableWorker, upsertConsumer, type DurableWorker, type DurableWorkerOptions } from './durable-worker.js';

@@ -73,6 +73,8 @@ export const BUCKETS = {
   reviews: 'REVIEWS',
   /** The lock of a review's feedback model call: key <workflow_id>; the bucket's short TTL is the lock's lease. */
   reviewLocks: 'REVIEW_LOCKS',
+  /** Object store of large tool outputs (screenshots over 500 KB), owner in each object's metadata; a week (bus/blobs.ts). */
+  blobs: 'BLOBS',
 } as const;
 
 export const subjects = {

@@ -5,9 +5,10 @@
  * configuration are updated (a retention, a TTL, an ack wait changed in configuration takes
  * effect on the next start). Works with nats-server 2.9.10 (no 2.10+ features are used).
  */
-import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { BlobStore } from './blobs.js';
 import { duplicateWindowMs, openBucket, streamInfo } from './buckets.js';
 import { upsertConsumer } from './durable-worker.js';
 import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
@@ -29,6 +30,8 @@ export interface CoreBuckets {
   ratelimit: KV;
   leases: KV;
   llmCache: KV;
+  /** The BLOBS object store (large tool outputs by owner). */
+  blobs: BlobStore;
 }
 
 /** How long an inbound channel message is kept in CHANNEL_INBOX. */
@@ -54,7 +57,9 @@ export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, 
     // Cached model answers live a day; the per-settings index is rewritten by every new entry.
     openBucket(nc, jsm, BUCKETS.llmCache, { replicas, ttlMs: LLM_CACHE_TTL_MS }),
   ]);
-  return { idempotency, control, ratelimit, leases, llmCache };
+  // Screenshots over 500 KB, a week (bus/blobs.ts).
+  const blobs = await BlobStore.open(jetstream(nc), jsm, { replicas });
+  return { idempotency, control, ratelimit, leases, llmCache, blobs };
 }
 
 /**

@@ -10,6 +10,7 @@ import { bool, internalToken, num, oneOf, optStr, str, unset, type Env } from '.
 import { ConfigError } from './errors.js';
 import { channelsConfig } from './channels.js';
 import { browserConfig } from './browser.js';
+import { browserConfig } from './browser.js';
 import { RESERVED_SETTINGS } from './reserved.js';
 import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
 
@@ -227,6 +228,8 @@ export function loadConfig(env: Env = process.env) {
       parallelism: num(env, 'TOOL_PARALLELISM', 1, { min: 1, max: 64, int: true }),
       /** Hosts or CIDRs (comma list) the web tools' SSRF guard lets through (intranets, tests). */
       httpAllowHosts: str(env, 'TOOLS_HTTP_ALLOW_HOSTS', ''),
+      /** The headless browser of the screenshot agents (BROWSER_*; config/browser.ts). */
+      browser: browserConfig(env),
       /** The headless browser of the screenshot agents (BROWSER_*; config/browser.ts). */
       browser: browserConfig(env),
       /** The bash tool (developer role only; not a sandbox). Off unless TOOLS_ENABLE_BASH=1. */

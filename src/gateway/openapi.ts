@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
 import { channelPaths } from './channel-routes.js';
+import { blobPaths } from './blob-routes.js';
 import { approvalPaths, approvalSchemas } from './approval-routes.js';
 import { reviewPaths, reviewSchemas } from './review-routes.js';
 import { openAiPaths, openAiSchemas } from './openai/openapi.js';
@@ -468,6 +469,7 @@ export function buildOpenApi(version: string) {
       ...channelPaths,
       ...approvalPaths,
       ...reviewPaths,
+      ...blobPaths,
       ...openAiPaths,
       '/api/v1/tools': {
         get: {

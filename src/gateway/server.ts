@@ -21,6 +21,7 @@ import type { SkillCatalog } from '../skills/index.js';
 import type { AuthService } from '../auth/index.js';
 import { Admission } from './admission.js';
 import { registerApprovalRoutes } from './approval-routes.js';
+import { registerBlobRoutes } from './blob-routes.js';
 import { registerReviewRoutes } from './review-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import type { GatewayDomains, RouteDeps } from './route-deps.js';
@@ -142,6 +143,7 @@ export class Gateway {
       registerSessionRoutes(app, rd);
       registerTimelineRoute(app, rd);
       registerWorkspaceRoutes(app, rd);
+      registerBlobRoutes(app, rd);
       registerScheduleRoutes(app, rd);
       if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
       if (this.deps.skills) registerSkillRoutes(app, { ...rd, skills: this.deps.skills });

@@ -99,7 +99,12 @@ export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: To
       tools.describe(name); // 404 / 403 before the body is looked at
       const { args, sessionId } = parseExecute(req);
       const session = sessionId ? await requireSession(d.domains.sessionLookup, sessionId, p) : undefined;
-      const e = await tools.execute(name, args, { sessionId: session?.id, userId: p.userId ?? undefined, maxTimeoutMs: TOOL_EXECUTE_TIMEOUT_MS });
+      const e = await tools.execute(name, args, {
+        sessionId: session?.id,
+        userId: p.userId ?? undefined,
+        tenantId: p.tenantId ?? undefined,
+        maxTimeoutMs: TOOL_EXECUTE_TIMEOUT_MS,
+      });
       if (!e.success && (e.errorKind === 'backend' || e.errorKind === 'not_configured'))
         return { status: 502, body: { error: `tool backend unavailable: ${e.error}` } };
       return { status: 200, body: executionJson(e) };

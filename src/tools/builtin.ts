@@ -2,10 +2,15 @@
  * The built-in tools, configured from the parsed settings (config's `tools`), ready to register.
  * The web tools share one guarded HTTP client, so they share its per-host limits.
  */
+import type { BlobStore } from '../bus/index.js';
 import type { Workspace } from '../workspace/index.js';
 import { bashTool } from './bash.js';
+import { BrowserPool, type BrowserSettings } from './browser.js';
+import { browserScreenshotTool } from './browser-screenshot.js';
 import { calculatorTool } from './calculator.js';
 import { fileTools } from './files.js';
+import { lpBatchAnalyzeTool } from './lp-batch-analyze.js';
+import { lpVisualAnalyzeTool } from './lp-visual-analyze.js';
 import { createSafeFetch } from './net.js';
 import { pythonExecutorTool } from './python.js';
 import type { Tool, ToolModel } from './tool.js';
@@ -18,12 +23,16 @@ export interface BuiltinToolSettings {
   httpAllowHosts: string;
   python: { timeoutMs: number; memoryMb: number };
   bash: { enabled: boolean; timeoutMs: number };
+  /** The headless browser of the screenshot and landing-page tools (BROWSER_*). */
+  browser: BrowserSettings;
 }
 
 export interface BuiltinToolDeps {
   workspace: Workspace;
   /** The service's model, for tools that analyse what they fetched (catalogue agents). */
   model: ToolModel;
+  /** Where screenshots over 500 KB are kept (the BLOBS object store). */
+  blobs?: BlobStore;
 }
 
 /** Every built-in tool, ready to register. */
@@ -34,6 +43,8 @@ export function builtinTools(s: BuiltinToolSettings, deps: BuiltinToolDeps): Too
     timeoutMs: 20_000,
     perHostConcurrency: 2,
   });
+  // One browser process for the three browser tools, launched on first use, closed with the registry.
+  const browser = { pool: new BrowserPool(s.browser, s.httpAllowHosts), allowHosts: s.httpAllowHosts, blobs: deps.blobs };
   return [
     calculatorTool(),
     pythonExecutorTool(s.python),
@@ -43,5 +54,8 @@ export function builtinTools(s: BuiltinToolSettings, deps: BuiltinToolDeps): Too
     webCrawlTool({ fetch }),
     ...fileTools(deps.workspace),
     bashTool({ enabled: s.bash.enabled, workspace: deps.workspace, timeoutMs: s.bash.timeoutMs, maxOutputBytes: 64 * 1024 }),
+    browserScreenshotTool(browser),
+    lpVisualAnalyzeTool({ ...browser, model: deps.model }),
+    lpBatchAnalyzeTool({ ...browser, model: deps.model }),
   ] as Tool[];
 }

@@ -160,7 +160,7 @@ export class ToolRegistry {
       await tool.prepare?.(controller.signal);
       timer = setTimeout(() => controller.abort(new ToolTimeout(timeoutMs)), timeoutMs);
       const out = await Promise.race([
-        tool.run(valid, { signal: controller.signal, sessionId: o.sessionId, userId: o.userId }),
+        tool.run(valid, { signal: controller.signal, sessionId: o.sessionId, userId: o.userId, tenantId: o.tenantId }),
         // A tool that ignores its signal still ends for the caller at the limit.
         new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
       ]);

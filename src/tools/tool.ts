@@ -18,6 +18,8 @@ export interface ToolContext {
   /** The session whose workspace file tools work in (absent: no workspace). */
   sessionId?: string;
   userId?: string;
+  /** The caller's tenant, when known: recorded with what a tool stores for its owner (blobs). */
+  tenantId?: string;
 }
 
 /** What a tool returns: `output` is the structured result, `text` what a model reads. */
@@ -88,5 +90,7 @@ export interface ToolModelResult {
   model: string;
   provider: string;
   tokens: number;
+  /** What the call cost (USD), as the model layer priced it. */
+  costUsd?: number;
 }
 export type ToolModel = (req: ToolModelRequest) => Promise<ToolModelResult>;

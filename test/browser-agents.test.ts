@@ -1,0 +1,298 @@
+/**
+ * The browser tools against a real headless Chromium (Debian's `chromium`, installed by .ci/run)
+ * and local page servers: a real PNG screenshot, wait_until and timeout_ms, the SSRF guard on
+ * the page, its redirects and its subresources, a screenshot over 500 KB stored as a blob with
+ * its owner, landing-page analysis (model prompt built from the rendered page, sections, OCR
+ * said not performed), the batch limit of 10 URLs, and a clear error when no browser exists.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlobStore } from '../src/bus/index.js';
+import { ToolRegistry, type ToolModel, type ToolModelRequest } from '../src/tools/index.js';
+import { BrowserPool } from '../src/tools/browser.js';
+import { browserScreenshotTool } from '../src/tools/browser-screenshot.js';
+import { lpBatchAnalyzeTool } from '../src/tools/lp-batch-analyze.js';
+import { lpVisualAnalyzeTool } from '../src/tools/lp-visual-analyze.js';
+import { startTestNats, type TestNats } from './harness/nats.js';
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** A full-page canvas of random pixels: its PNG cannot compress below a few MB. */
+const NOISY_PAGE = `<!doctype html><html><head><title>Noise</title><style>body{margin:0}</style></head><body>
+<canvas id="c" width="1280" height="1600" style="display:block"></canvas>
+<script>
+const c = document.getElementById('c').getContext('2d');
+const img = c.createImageData(1280, 1600);
+for (let i = 0; i < img.data.length; i++) img.data[i] = (i % 4 === 3) ? 255 : Math.floor(Math.random() * 256);
+c.putImageData(img, 0, 0);
+</script></body></html>`;
+
+const LANDING = `<!doctype html><html><head><title>Acme Rockets</title><meta name="viewport" content="width=device-width"><meta name="description" content="Rockets for everyone"></head><body>
+<header style="height:120px"><h1>Acme Rockets: to orbit for less</h1><a class="btn" href="/buy">Buy now</a></header>
+<section style="height:400px"><h2>Why Acme</h2><p>Reusable boosters cut launch costs by half.</p><img src="/logo.png"></section>
+<section style="height:400px"><h2>Trusted by 200 startups</h2><button>Book a demo</button><form><input name="e"></form></section>
+<footer style="height:100px"><h3>Contact</h3></footer></body></html>`;
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+async function serve(host: string, handler: Handler): Promise<{ server: Server; base: string; hits: string[] }> {
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    handler(req, res);
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  return { server, base: `http://${host}:${(server.address() as AddressInfo).port}`, hits };
+}
+
+const html = (res: ServerResponse, body: string, status = 200) => res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+
+let nats: TestNats;
+let nc: NatsConnection;
+let blobs: BlobStore;
+let pages: Awaited<ReturnType<typeof serve>>;
+let other: Awaited<ReturnType<typeof serve>>;
+let pool: BrowserPool;
+let registry: ToolRegistry;
+const prompts: ToolModelRequest[] = [];
+const hanging = new Set<ServerResponse>();
+
+/** A model that answers with JSON built from what it was given (so the test sees the prompt reached it). */
+const model: ToolModel = async (req) => {
+  prompts.push(req);
+  const title = /Title: (.*)/.exec(req.prompt)?.[1] ?? '';
+  return { text: JSON.stringify({ headline: title, recommendations: ['x'] }), model: 'test-model', provider: 'test', tokens: 42, costUsd: 0.0021 };
+};
+
+beforeAll(async () => {
+  nats = await startTestNats();
+  nc = await connect({ servers: nats.url });
+  blobs = await BlobStore.open(jetstream(nc), await jetstreamManager(nc), { replicas: 1 });
+  // A second host (127.0.0.2, not in the allow list) that the guard must keep the browser from.
+  other = await serve('127.0.0.2', (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_SIGNATURE));
+  pages = await serve('127.0.0.1', (req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    if (u.pathname === '/plain') return html(res, '<title>Plain page</title><h1>Hello</h1>');
+    if (u.pathname === '/noise') return html(res, NOISY_PAGE);
+    if (u.pathname === '/landing') return html(res, LANDING);
+    if (u.pathname === '/logo.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_SIGNATURE);
+    if (u.pathname === '/missing') return html(res, '<title>Gone</title>', 404);
+    // An image that never arrives: `load` never fires, `domcontentloaded` does.
+    if (u.pathname === '/slow') return html(res, '<title>Slow</title><img src="/hang">');
+    if (u.pathname === '/hang') {
+      hanging.add(res);
+      return;
+    }
+    // The title changes after a request made 200 ms in: only networkidle waits for it.
+    if (u.pathname === '/late')
+      return html(
+        res,
+        `<title>before</title><script>setTimeout(() => fetch('/late-data').then((r) => r.text()).then((t) => (document.title = t)), 200)</script>`,
+      );
+    if (u.pathname === '/late-data') return res.writeHead(200, { 'content-type': 'text/plain' }).end('after');
+    if (u.pathname === '/offsite-image') return html(res, `<title>Offsite</title><img src="${other.base}/pixel.png">`);
+    if (u.pathname === '/redirect-out') return res.writeHead(302, { location: `${other.base}/landing` }).end();
+    if (u.pathname === '/redirect-in') return res.writeHead(302, { location: '/plain' }).end();
+    html(res, 'not found', 404);
+  });
+  pool = new BrowserPool({ maxPages: 2, launchTimeoutMs: 30_000 }, '127.0.0.1');
+  const deps = { pool, allowHosts: '127.0.0.1', blobs };
+  registry = new ToolRegistry([browserScreenshotTool(deps), lpVisualAnalyzeTool({ ...deps, model }), lpBatchAnalyzeTool({ ...deps, model })]);
+});
+
+afterAll(async () => {
+  for (const r of hanging) r.destroy();
+  await registry?.close();
+  pages?.server.close();
+  other?.server.close();
+  await nc?.close();
+  await nats?.stop();
+});
+
+const shot = (args: Record<string, unknown>, o: { userId?: string; tenantId?: string } = {}) => registry.execute('browser_screenshot', args, o);
+
+describe('browser_screenshot', () => {
+  it('takes a real PNG of the viewport with the page facts', async () => {
+    const e = await shot({ url: `${pages.base}/plain` });
+    expect(e.error).toBeNull();
+    const o = e.output as any;
+    expect(o).toMatchObject({
+      url: `${pages.base}/plain`,
+      final_url: `${pages.base}/plain`,
+      status: 200,
+      title: 'Plain page',
+      width: 1280,
+      height: 800,
+      full_page: false,
+    });
+    expect(o.wait_until).toBe('domcontentloaded');
+    expect(o.screenshot.content_type).toBe('image/png');
+    const png = Buffer.from(o.screenshot.data_base64, 'base64');
+    expect(png.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    expect(o.screenshot.size_bytes).toBe(png.length);
+    expect(png.readUInt32BE(16)).toBe(1280);
+    expect(Date.parse(o.timestamp)).toBeGreaterThan(Date.now() - 60_000);
+    expect(e.text).toContain('Plain page');
+    expect(e.text).not.toContain(o.screenshot.data_base64.slice(0, 50));
+  });
+
+  it('follows redirects and reports the final URL and an error status as it is', async () => {
+    const r = (await shot({ url: `${pages.base}/redirect-in` })).output as any;
+    expect(r.final_url).toBe(`${pages.base}/plain`);
+    const m = (await shot({ url: `${pages.base}/missing` })).output as any;
+    expect(m).toMatchObject({ status: 404, title: 'Gone' });
+  });
+
+  it('waits as wait_until says, and gives up after timeout_ms', async () => {
+    const quick = await shot({ url: `${pages.base}/slow`, timeout_ms: 2000 });
+    expect(quick.error).toBeNull();
+    expect((quick.output as any).title).toBe('Slow');
+    const started = Date.now();
+    const stuck = await shot({ url: `${pages.base}/slow`, wait_until: 'load', timeout_ms: 1500 });
+    expect(stuck.success).toBe(false);
+    expect(stuck.error).toBe(`browser: ${pages.base}/slow did not reach load within 1500 ms`);
+    expect(Date.now() - started).toBeLessThan(10_000);
+
+    expect(((await shot({ url: `${pages.base}/late` })).output as any).title).toBe('before');
+    expect(((await shot({ url: `${pages.base}/late`, wait_until: 'networkidle' })).output as any).title).toBe('after');
+  });
+
+  it('refuses bad arguments with the field named', async () => {
+    await expect(shot({ url: `${pages.base}/plain`, wait_until: 'idle' })).rejects.toThrow(/arguments\.wait_until must be equal to one of the allowed values/);
+    await expect(shot({ url: `${pages.base}/plain`, timeout_ms: 10 })).rejects.toThrow(/arguments\.timeout_ms must be >= 1000/);
+    const ftp = await shot({ url: 'ftp://example.com/x' });
+    expect(ftp.error).toBe('only http and https pages are opened (got ftp:)');
+  });
+
+  it('keeps the browser off hosts the SSRF guard refuses: the page, its redirects, its subresources', async () => {
+    const direct = await shot({ url: `${other.base}/landing` });
+    expect(direct.success).toBe(false);
+    expect(direct.error).toMatch(/^refused: 127\.0\.0\.2 resolves to 127\.0\.0\.2, not a public address/);
+    const redirected = await shot({ url: `${pages.base}/redirect-out` });
+    expect(redirected.success).toBe(false);
+    expect(redirected.error).toMatch(/^refused: 127\.0\.0\.2 resolves to 127\.0\.0\.2/);
+    const page = await shot({ url: `${pages.base}/offsite-image`, wait_until: 'load' });
+    expect(page.error).toBeNull();
+    expect(other.hits).toEqual([]);
+  });
+
+  it('stores a screenshot over 500 KB as a blob of its owner and returns a reference', async () => {
+    const e = await shot({ url: `${pages.base}/noise`, full_page: true, wait_until: 'load' }, { userId: 'user-1', tenantId: 'tenant-1' });
+    expect(e.error).toBeNull();
+    const s = (e.output as any).screenshot;
+    expect(s.data_base64).toBeUndefined();
+    expect(s.size_bytes).toBeGreaterThan(500 * 1024);
+    expect(s.blob_key).toMatch(/^b[0-9a-f]{32}$/);
+    expect(s.url).toBe(`/api/v1/blob/${s.blob_key}`);
+    expect((e.output as any).height).toBe(1600);
+    const mine = await blobs.getOwned(s.blob_key, { userId: 'user-1', tenantId: 'tenant-1' });
+    expect(Buffer.from(mine!.bytes).subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    expect(mine!.bytes.length).toBe(s.size_bytes);
+    expect(mine!.contentType).toBe('image/png');
+    expect(await blobs.getOwned(s.blob_key, { userId: 'user-2', tenantId: 'tenant-1' })).toBeUndefined();
+    expect(await blobs.getOwned(s.blob_key, { userId: 'user-1', tenantId: 'tenant-2' })).toBeUndefined();
+  });
+
+  it('fails with what to install or set when there is no browser', async () => {
+    const missing = new BrowserPool({ executablePath: '/nonexistent/chromium', maxPages: 1, launchTimeoutMs: 5000 }, '127.0.0.1');
+    const r = new ToolRegistry([browserScreenshotTool({ pool: missing, allowHosts: '127.0.0.1' })]);
+    const e = await r.execute('browser_screenshot', { url: `${pages.base}/plain` });
+    expect(e.success).toBe(false);
+    expect(e.errorKind).toBe('not_configured');
+    expect(e.error).toBe(
+      "browser: BROWSER_EXECUTABLE_PATH /nonexistent/chromium is not an executable file; install Debian's chromium (apt-get install chromium) or set BROWSER_EXECUTABLE_PATH to a Chromium or Chrome binary",
+    );
+    const none = new BrowserPool({ maxPages: 1, launchTimeoutMs: 5000 }, '');
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      const e2 = await new ToolRegistry([browserScreenshotTool({ pool: none, allowHosts: '' })]).execute('browser_screenshot', { url: 'https://example.com/' });
+      expect(e2.error).toMatch(
+        /^browser: no headless browser found \(looked for chromium, chromium-browser, google-chrome, google-chrome-stable on PATH\); install Debian's chromium/,
+      );
+    } finally {
+      process.env.PATH = saved;
+    }
+    await r.close();
+  });
+});
+
+describe('lp_visual_analyze', () => {
+  it("analyses the rendered page's text and structure with the model and says what was analysed", async () => {
+    prompts.length = 0;
+    const e = await registry.execute('lp_visual_analyze', { url: `${pages.base}/landing`, analysis_prompt: 'focus on the offer' });
+    expect(e.error).toBeNull();
+    const o = e.output as any;
+    expect(o.url).toBe(`${pages.base}/landing`);
+    expect(o.screenshot_url).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
+    expect(o.vision_analysis).toMatchObject({
+      success: true,
+      format: 'json',
+      structured: { headline: 'Acme Rockets', recommendations: ['x'] },
+      model: 'test-model',
+      cost_usd: { vision: 0.0021, scrape: 0, ocr: 0, total: 0.0021 },
+    });
+    expect(o.vision_analysis.analysed).toMatch(/text and structure/);
+    expect(e.costUsd).toBe(0.0021);
+    expect(o.markdown).toContain('Reusable boosters cut launch costs by half');
+    expect(o.page_structure).toMatchObject({ meta_description: 'Rockets for everyone', forms: 1, images: 1, images_without_alt: 1 });
+    expect(o.page_structure.calls_to_action).toEqual(['Buy now', 'Book a demo']);
+    expect(o.ocr).toEqual({ requested: false, performed: false, reason: 'not requested' });
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]!.prompt).toContain('What to focus on: focus on the offer');
+    expect(prompts[0]!.prompt).toContain('Trusted by 200 startups');
+  });
+
+  it('captures sections (at most max_sections), and says OCR was not performed for ja', async () => {
+    const e = await registry.execute('lp_visual_analyze', {
+      url: `${pages.base}/landing`,
+      capture_mode: 'sections',
+      max_sections: 3,
+      language: 'ja',
+      include_markdown: false,
+      device: 'mobile',
+    });
+    expect(e.error).toBeNull();
+    const o = e.output as any;
+    expect(o.sections.map((s: any) => [s.tag, s.heading])).toEqual([
+      ['header', 'Acme Rockets: to orbit for less'],
+      ['section', 'Why Acme'],
+      ['section', 'Trusted by 200 startups'],
+    ]);
+    for (const s of o.sections) expect(Buffer.from(s.screenshot.data_base64, 'base64').subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    expect(o.width).toBe(390);
+    expect(o.markdown).toBeUndefined();
+    expect(o.ocr.requested).toBe(true);
+    expect(o.ocr.performed).toBe(false);
+    expect(o.ocr.reason).toMatch(/no OCR engine is available/);
+    const off = await registry.execute('lp_visual_analyze', { url: `${pages.base}/plain`, language: 'ja', enable_ocr: false });
+    expect((off.output as any).ocr.requested).toBe(false);
+  });
+});
+
+describe('lp_batch_analyze', () => {
+  it('analyses each URL, counts successes and failures and totals the cost', async () => {
+    const e = await registry.execute('lp_batch_analyze', { urls: [`${pages.base}/landing`, `${pages.base}/plain`, `${other.base}/landing`] });
+    expect(e.error).toBeNull();
+    const o = e.output as any;
+    expect(o).toMatchObject({ total_urls: 3, successful: 2, failed: 1 });
+    expect(o.batch_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(o.results.map((r: any) => [r.url, r.success])).toEqual([
+      [`${pages.base}/landing`, true],
+      [`${pages.base}/plain`, true],
+      [`${other.base}/landing`, false],
+    ]);
+    expect(o.results[2].error).toMatch(/^refused: /);
+    expect(o.results[0].markdown).toBeUndefined();
+    expect(o.cost_usd.total).toBeCloseTo(0.0042, 10);
+    expect(e.costUsd).toBeCloseTo(0.0042, 10);
+  });
+
+  it('refuses more than 10 URLs', async () => {
+    const urls = Array.from({ length: 11 }, (_, i) => `${pages.base}/plain?${i}`);
+    await expect(registry.execute('lp_batch_analyze', { urls })).rejects.toThrow('arguments.urls must NOT have more than 10 items');
+  });
+});
