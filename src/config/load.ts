@@ -10,6 +10,7 @@ import { bool, internalToken, num, oneOf, optStr, str, unset, type Env } from '.
 import { ConfigError } from './errors.js';
 import { channelsConfig } from './channels.js';
 import { browserConfig } from './browser.js';
+import { adsVendorsConfig } from './ads-vendors.js';
 import { browserConfig } from './browser.js';
 import { RESERVED_SETTINGS } from './reserved.js';
 import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
@@ -230,6 +231,8 @@ export function loadConfig(env: Env = process.env) {
       httpAllowHosts: str(env, 'TOOLS_HTTP_ALLOW_HOSTS', ''),
       /** The headless browser of the screenshot agents (BROWSER_*; config/browser.ts). */
       browser: browserConfig(env),
+      /** The ads-research catalogue agents' vendors: SerpApi-style search, Graph-API-style ad library (config/ads-vendors.ts). */
+      adsVendors: adsVendorsConfig(env),
       /** The headless browser of the screenshot agents (BROWSER_*; config/browser.ts). */
       browser: browserConfig(env),
       /** The bash tool (developer role only; not a sandbox). Off unless TOOLS_ENABLE_BASH=1. */

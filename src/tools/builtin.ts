@@ -4,6 +4,8 @@
  */
 import type { BlobStore } from '../bus/index.js';
 import type { Workspace } from '../workspace/index.js';
+import type { AdsVendorSettings } from './ads-client.js';
+import { adsTools } from './ads-tools.js';
 import { bashTool } from './bash.js';
 import { BrowserPool, type BrowserSettings } from './browser.js';
 import { browserScreenshotTool } from './browser-screenshot.js';
@@ -23,6 +25,8 @@ export interface BuiltinToolSettings {
   httpAllowHosts: string;
   python: { timeoutMs: number; memoryMb: number };
   bash: { enabled: boolean; timeoutMs: number };
+  /** The ads-research agents' vendors (SERPAPI_*, META_AD_LIBRARY_*, ADS_*). */
+  adsVendors: AdsVendorSettings;
   /** The headless browser of the screenshot and landing-page tools (BROWSER_*). */
   browser: BrowserSettings;
 }
@@ -54,6 +58,7 @@ export function builtinTools(s: BuiltinToolSettings, deps: BuiltinToolDeps): Too
     webCrawlTool({ fetch }),
     ...fileTools(deps.workspace),
     bashTool({ enabled: s.bash.enabled, workspace: deps.workspace, timeoutMs: s.bash.timeoutMs, maxOutputBytes: 64 * 1024 }),
+    ...adsTools(s.adsVendors, deps.model),
     browserScreenshotTool(browser),
     lpVisualAnalyzeTool({ ...browser, model: deps.model }),
     lpBatchAnalyzeTool({ ...browser, model: deps.model }),

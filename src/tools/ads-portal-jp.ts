@@ -1,0 +1,50 @@
+/**
+ * `portal_jp_ads` (catalogue agent portal-jp-ads): the paid ads on the Japanese portal's results
+ * page (Yahoo! JAPAN by default) for keywords, through the SerpApi-style vendor
+ * (SERPAPI_API_KEY, SERPAPI_BASE_URL) with engine ADS_JP_PORTAL_ENGINE on domain
+ * ADS_JP_PORTAL_DOMAIN. Each ad carries `source` (the portal domain); the reported cost is
+ * ADS_JP_PORTAL_COST_USD (0 by default, as the spec's table says).
+ */
+import { type AdsVendorSettings, adsOf, serpApiSearch } from './ads-client.js';
+import { type Tool, ToolError, type ToolOutput } from './tool.js';
+
+export interface PortalJpAdsArgs extends Record<string, unknown> {
+  keywords: string;
+}
+
+export function portalJpAdsTool(s: AdsVendorSettings): Tool<PortalJpAdsArgs> {
+  return {
+    name: 'portal_jp_ads',
+    description: `Paid search ads on the Japanese search portal (${s.jpPortalDomain}) for keywords, each with position, title, description, link, domain and source.`,
+    category: 'ads_research',
+    version: '1.0.0',
+    parameters: {
+      type: 'object',
+      properties: {
+        keywords: { type: 'string', description: 'Search keywords (Japanese or any language)', minLength: 1, maxLength: 500 },
+      },
+      required: ['keywords'],
+      additionalProperties: false,
+    },
+    timeoutMs: 60_000,
+    costPerUse: s.jpPortalCostUsd,
+    dangerous: false,
+    retryable: true,
+    async run(args, ctx): Promise<ToolOutput> {
+      const keywords = args.keywords.trim();
+      if (!keywords) throw new ToolError('keywords must not be blank', 'bad_arguments');
+      // The vendor's Yahoo engine takes the query as `p` and the portal as `yahoo_domain`.
+      const page = await serpApiSearch(s, 'portal_jp_ads', { engine: s.jpPortalEngine, p: keywords, yahoo_domain: s.jpPortalDomain }, ctx);
+      const ads = adsOf(page).map((a) => ({ ...a, source: s.jpPortalDomain }));
+      const cost = s.jpPortalCostUsd;
+      return {
+        output: { keywords, total_ads: ads.length, ads, cost_usd: cost, timestamp: new Date().toISOString() },
+        text: ads.length
+          ? ads.map((a) => `${a.position}. ${a.title} (${a.domain})\n   ${a.link}`).join('\n')
+          : `No ads for "${keywords}" on ${s.jpPortalDomain}.`,
+        metadata: { total_ads: ads.length, source: s.jpPortalDomain },
+        costUsd: cost,
+      };
+    },
+  };
+}
