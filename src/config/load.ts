@@ -11,7 +11,6 @@ import { ConfigError } from './errors.js';
 import { channelsConfig } from './channels.js';
 import { browserConfig } from './browser.js';
 import { adsVendorsConfig } from './ads-vendors.js';
-import { browserConfig } from './browser.js';
 import { RESERVED_SETTINGS } from './reserved.js';
 import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
 
@@ -233,8 +232,6 @@ export function loadConfig(env: Env = process.env) {
       browser: browserConfig(env),
       /** The ads-research catalogue agents' vendors: SerpApi-style search, Graph-API-style ad library (config/ads-vendors.ts). */
       adsVendors: adsVendorsConfig(env),
-      /** The headless browser of the screenshot agents (BROWSER_*; config/browser.ts). */
-      browser: browserConfig(env),
       /** The bash tool (developer role only; not a sandbox). Off unless TOOLS_ENABLE_BASH=1. */
       bash: { enabled: bool(env, 'TOOLS_ENABLE_BASH', false), timeoutMs: num(env, 'TOOLS_BASH_TIMEOUT_MS', 60_000, { min: 100, int: true }) },
       python: {
