@@ -26,3 +26,8 @@ export { OBSERVATION_EVENT_CHARS, OBSERVATION_MODEL_CHARS, llmToolsOf } from './
 export { runAgentLoop } from './loop.js';
 export { AgentTimedOut, startAgentClock } from './timeout.js';
 export type { AgentClock } from './timeout.js';
+export { createAgentCatalogue, loadAgentCatalogue } from './catalogue.js';
+export type { AgentCatalogue } from './catalogue.js';
+export { AGENT_ID_RE, AGENT_PROPERTY_TYPES, AgentFileError, parseAgentFile } from './catalogue-parse.js';
+export type { AgentDefinition, AgentInputSchema, AgentItems, AgentProperty, AgentPropertyType } from './catalogue-parse.js';
+export { INPUT_VALIDATION_FAILED, validateAgentInput } from './agent-input.js';

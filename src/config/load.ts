@@ -269,10 +269,12 @@ export function loadConfig(env: Env = process.env) {
       /** An approval not decided within this long is decided as rejected with reason `timeout`. */
       timeoutSeconds: num(env, 'APPROVAL_TIMEOUT_SECONDS', 3600, { min: 1, int: true }),
     },
-    /** Folders read once at start-up: workflow templates (*.yaml) and skills (markdown with front matter). */
+    /** Folders read once at start-up: workflow templates (*.yaml), skills (markdown with front matter) and catalogue agents (*.yaml). */
     catalogs: {
       templatesDir: str(env, 'TEMPLATES_DIR', './config/templates'),
       skillsDir: str(env, 'SKILLS_DIR', './config/skills'),
+      /** The agent catalogue: one `<id>.yaml` per single-purpose agent (src/agents/catalogue-parse.ts). */
+      agentsDir: str(env, 'AGENT_CATALOG_DIR', './config/agents'),
     },
     auth: {
       /** HS256 secret for JWTs. Unset: a random secret kept in DATA_DIR/jwt-secret (one machine only). */

@@ -20,6 +20,7 @@ export {
   type TaskModelSettings,
   type TaskOutcome,
   type TaskRow,
+  type TaskAgent,
   type TaskStart,
 } from './model.js';
 export { TaskStore, type SessionRef, type SessionRegistry } from './store.js';

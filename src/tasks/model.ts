@@ -63,6 +63,13 @@ export interface ListTasksQuery {
   tenantId?: string;
 }
 
+/** A catalogue agent as its task runs it: the agent's id, its tool and the tool's arguments. */
+export interface TaskAgent {
+  id: string;
+  tool: string;
+  input: Record<string, unknown>;
+}
+
 /** The work-queue message that starts (and, on redelivery, re-activates) a workflow. */
 export interface TaskStart {
   task_id: string;
@@ -87,6 +94,8 @@ export interface TaskStart {
   disable_ai?: boolean;
   /** A skill's instructions drive the (single) agent. */
   skill?: { name: string; version?: string };
+  /** A catalogue agent (context.agent): its tool and input (validated, defaults filled), pinned at submission. */
+  agent?: TaskAgent;
   /** Verify the answer in a last step; findings go into metadata. */
   enable_verification?: boolean;
   /** The deep-research workflow and its settings. */
@@ -142,6 +151,7 @@ export function startMessage(t: QueuedTask): TaskStart {
     ...(o.template ? { template: o.template as { name: string; version?: string } } : {}),
     ...(o.disable_ai ? { disable_ai: true } : {}),
     ...(o.skill ? { skill: o.skill as { name: string; version?: string } } : {}),
+    ...(o.agent ? { agent: o.agent as TaskAgent } : {}),
     ...(o.enable_verification ? { enable_verification: true } : {}),
     ...(o.research ? { research: o.research as NonNullable<TaskStart['research']> } : {}),
     ...(o.require_approval ? { require_approval: true as const } : {}),

@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Bus } from '../bus/index.js';
-import { EXECUTION_MODE, MODES, badRequest, isTier, rolePreset, type Logger, type Mode, type Tier } from '../kernel/index.js';
+import { AppError, Code, EXECUTION_MODE, MODES, badRequest, isTier, rolePreset, type Logger, type Mode, type Tier } from '../kernel/index.js';
 import { enqueueStart } from './enqueue.js';
-import { conversationHistoryOf, startMessage, taskModelSettings } from './model.js';
+import { conversationHistoryOf, startMessage, taskModelSettings, type TaskAgent } from './model.js';
 import { CONTEXT_VALUE_RULES, contextBoolean, contextInteger, contextValue, normaliseContext } from './context-values.js';
 import { notAvailableField, notAvailableMessage, firstGiven } from './not-available.js';
 import type { TaskStore } from './store.js';
@@ -58,6 +58,8 @@ export interface Submission {
   disableAi?: boolean;
   /** A skill (markdown instructions) driving a single agent, and its version. */
   skill?: { name: string; version?: string };
+  /** A catalogue agent (context.agent + context.agent_input): its tool and checked input; absent when the catalogue was not consulted. */
+  agent?: TaskAgent;
   enableVerification?: boolean;
   /** The deep-research workflow (research_strategy or context.force_research). */
   research?: ResearchOptions;
@@ -165,6 +167,28 @@ export interface CatalogCheck {
   /** The version `version` resolves to (the latest when absent); 400 when there is none. */
   template(name: string, version?: string): string;
   skill(name: string, version?: string): string;
+  /**
+   * A catalogue agent's tool and its input checked against its schema, defaults filled:
+   * 404 `Agent not found: <id>`, 400 `input validation failed: ...`.
+   */
+  agent?(id: string, input: Record<string, unknown>): TaskAgent;
+}
+
+/**
+ * context.agent (a catalogue agent's id) and context.agent_input (its input, an object):
+ * shape checks here, the catalogue's checks through `catalogs.agent` where it is known.
+ */
+function agentOf(context: Record<string, unknown>, catalogs?: CatalogCheck): { id: string; run?: TaskAgent } | undefined {
+  const id = fromContext(context, 'agent');
+  const raw = Object.hasOwn(context, 'agent_input') ? context.agent_input : undefined;
+  const input = raw === undefined || raw === null ? undefined : raw;
+  if (input !== undefined && (typeof input !== 'object' || Array.isArray(input))) throw badRequest("context.agent_input must be an object (the agent's input)");
+  if (!id) {
+    if (input !== undefined) throw badRequest('context.agent_input needs context.agent (the id of a catalogue agent: GET /api/v1/agents)');
+    return undefined;
+  }
+  if (catalogs && !catalogs.agent) throw new AppError(Code.FailedPrecondition, 'context.agent: this orchestrator has no agent catalogue');
+  return { id, run: catalogs?.agent?.(id, (input ?? {}) as Record<string, unknown>) };
 }
 
 /**
@@ -223,11 +247,14 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (skillVersion && !skillName) throw badRequest('context.skill_version needs a skill');
   if (skillName && tplName) throw badRequest('a task runs either a skill or a template, not both');
   const skillPinned = skillName ? (catalogs?.skill(skillName, skillVersion) ?? skillVersion) : undefined;
+  const agent = agentOf(context, catalogs);
+  if (agent && (tplName || skillName)) throw badRequest('a task runs either a catalogue agent (context.agent), a template or a skill, not more than one');
   const review = reviewOf(context);
   const research = researchOf(r.researchStrategy, context, !!review);
+  if (agent && research) throw badRequest('context.agent cannot be combined with the research workflow');
   const requireApproval = r.requireApproval === true || contextBoolean(context, 'require_approval') === true;
   if (research && (tplName || skillName)) throw badRequest('the research workflow cannot be combined with a template or a skill');
-  const score = requested || tplName || skillName || research ? undefined : complexityScore(query);
+  const score = requested || tplName || skillName || research || agent ? undefined : complexityScore(query);
   const tier = ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier;
   if (checkModel && (modelOverride || providerOverride)) checkModel({ tier, model: modelOverride, provider: providerOverride });
   return {
@@ -236,12 +263,14 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
     sessionId: r.sessionId || undefined,
     requestedMode: requested,
     // A skill drives one agent (standard); a template is its own pipeline (recorded as simple).
-    mode: requested ?? (research ? 'complex' : skillName ? 'standard' : tplName ? 'simple' : modeForScore(score!)),
+    // A catalogue agent runs one tool (recorded as simple).
+    mode: requested ?? (research ? 'complex' : skillName ? 'standard' : tplName || agent ? 'simple' : modeForScore(score!)),
     ...(score !== undefined ? { complexityScore: score } : {}),
     ...(r.maxIterations ? { maxIterations: r.maxIterations } : {}),
     ...(tplName ? { template: { name: tplName, ...(tplPinned ? { version: tplPinned } : {}) } } : {}),
     ...(disableAi ? { disableAi } : {}),
     ...(skillName ? { skill: { name: skillName, ...(skillPinned ? { version: skillPinned } : {}) } } : {}),
+    ...(agent?.run ? { agent: agent.run } : {}),
     ...(r.enableVerification ? { enableVerification: true } : {}),
     ...(research ? { research } : {}),
     ...(requireApproval ? { requireApproval } : {}),
@@ -269,6 +298,10 @@ export async function submitTask(
   s: Submission,
   owner: { userId?: string; tenantId?: string },
 ): Promise<{ taskId: string; sessionId: string; createdAt: Date }> {
+  // A submission checked without the catalogue (a gateway's early check) never runs as if it named no agent.
+  if (typeof s.context.agent === 'string' && s.context.agent !== '' && !s.agent) {
+    throw new AppError(Code.FailedPrecondition, 'context.agent was not checked against the agent catalogue; the task was not submitted');
+  }
   const taskId = randomUUID();
   const sessionId = s.sessionId ?? randomUUID();
   const createdAt = new Date();
@@ -283,6 +316,7 @@ export async function submitTask(
     template: s.template,
     disable_ai: s.disableAi,
     skill: s.skill,
+    agent: s.agent,
     enable_verification: s.enableVerification,
     research: s.research,
     require_approval: s.requireApproval,

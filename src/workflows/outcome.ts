@@ -25,7 +25,7 @@ export function outcomeOf(p: Prepared, r: WorkflowResult, verification: Record<s
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
     totalTokens: usage.totalTokens,
-    costUsd: usage.costUsd,
+    costUsd: usage.costUsd + (r.costUsd ?? 0),
     metadata: {
       agents_used: r.agentsUsed,
       history: p.history.info,

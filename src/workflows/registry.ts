@@ -1,9 +1,11 @@
 /**
  * Which workflow runs a task: one per mode, plus the kinds of task that replace a mode's
- * agents (research, a template, a skill). Adding a workflow is a file and a line here.
+ * agents (research, a template, a skill, a catalogue agent). Adding a workflow is a file and a
+ * line here.
  */
 import { AppError, Code, type Mode } from '../kernel/index.js';
 import type { TaskStart } from '../tasks/index.js';
+import { agent } from './agent.js';
 import { dag } from './dag.js';
 import { research } from './research.js';
 import { simple } from './simple.js';
@@ -12,7 +14,7 @@ import { standard } from './standard.js';
 import { template } from './template.js';
 import type { Prepared, Workflow } from './workflow.js';
 
-export type WorkflowName = Mode | 'research' | 'template' | 'skill';
+export type WorkflowName = Mode | 'research' | 'template' | 'skill' | 'agent';
 
 export const WORKFLOWS: Readonly<Record<WorkflowName, Workflow>> = Object.freeze({
   simple,
@@ -22,10 +24,12 @@ export const WORKFLOWS: Readonly<Record<WorkflowName, Workflow>> = Object.freeze
   research,
   template,
   skill,
+  agent,
 });
 
-/** Research, then a template, then a skill take precedence over the task's mode. */
+/** A catalogue agent, research, then a template, then a skill take precedence over the task's mode. */
 export function workflowNameOf(t: TaskStart, p: Pick<Prepared, 'skill'>): WorkflowName {
+  if (t.agent) return 'agent';
   if (t.research) return 'research';
   if (t.template) return 'template';
   if (p.skill) return 'skill';

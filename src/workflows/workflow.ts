@@ -86,6 +86,8 @@ export interface WorkflowResult {
   agentsUsed: number;
   /** The workflow's own metadata (e.g. `{template: ...}`), merged into the task's. */
   metadata?: Record<string, unknown>;
+  /** Cost (USD) beyond the model calls' (a catalogue agent's tool), added to the task's usage. */
+  costUsd?: number;
 }
 
 /** A workflow body: deterministic code between journaled steps. Failures throw. */
