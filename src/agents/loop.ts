@@ -45,6 +45,7 @@ async function loop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec, clock?:
   for (let i = 1; i <= spec.maxIterations + 1; i++) {
     const forced = i > spec.maxIterations;
     const step = `${spec.stepPrefix}-turn-${i}`;
+    if (spec.beforeTurn) messages.push(...(await spec.beforeTurn(i)));
     if (forced) {
       messages.push({ role: 'user', content: `You have used all ${spec.maxIterations} tool rounds. Answer now with what you have, without calling tools.` });
     }

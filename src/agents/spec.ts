@@ -95,6 +95,11 @@ export interface AgentSpec {
    * answer's text from every other agent's.
    */
   finalAnswer?: boolean;
+  /**
+   * Before each model turn of the tool loop (a swarm agent reads its mailbox here): messages
+   * added to the conversation first. It must give the same messages on a replay (a journaled step).
+   */
+  beforeTurn?: (iteration: number) => Promise<ChatMessage[]>;
   /** Inside the agent's first step, before AGENT_STARTED (e.g. DEPENDENCY_SATISFIED). */
   onStart?: () => void;
   /** Inside the agent's last step, after AGENT_COMPLETED. */

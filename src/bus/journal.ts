@@ -35,8 +35,9 @@ export class JournalLog {
     private readonly jsm: JetStreamManager,
   ) {}
 
-  subject(workflowId: string): string {
-    return subjects.journal(workflowId);
+  /** A workflow's journal subject, or one of its swarm agents' (`agent`). */
+  subject(workflowId: string, agent?: string): string {
+    return agent === undefined ? subjects.journal(workflowId) : subjects.agentJournal(workflowId, agent);
   }
 
   /** The bytes of one journal message (for a pipelined publish on `subject(workflowId)`). */
@@ -50,9 +51,9 @@ export class JournalLog {
   }
 
   /** Every step journaled by a workflow, in the order written (a later entry of a step replaces an earlier one). */
-  async read(workflowId: string): Promise<Map<string, Record<string, unknown>>> {
+  async read(workflowId: string, agent?: string): Promise<Map<string, Record<string, unknown>>> {
     const ci = await this.jsm.consumers.add(STREAMS.journal, {
-      filter_subject: this.subject(workflowId),
+      filter_subject: this.subject(workflowId, agent),
       deliver_policy: DeliverPolicy.All,
       ack_policy: AckPolicy.None,
       mem_storage: true,

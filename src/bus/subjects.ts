@@ -29,6 +29,14 @@ export const STREAMS = {
   channelOutbox: 'CHANNEL_OUTBOX',
   /** The step journal of every workflow, a week: one subject per workflow (bus/journal.ts). */
   journal: 'JOURNAL',
+  /**
+   * Swarm mailboxes (limits, a day, deduplicated by the sender's step): one subject per agent of
+   * a swarm, `svc.actor.agent.<workflow_id>.<name>` (the lead's name is `lead`); purged when the
+   * swarm ends (swarm/mailbox.ts).
+   */
+  mailboxes: 'MAILBOXES',
+  /** WorkQueue: one start message per swarm agent, taken by one worker process at a time (swarm/agent-host.ts). */
+  swarmAgents: 'SWARM_AGENTS',
 } as const;
 
 export const CONSUMERS = {
@@ -40,6 +48,8 @@ export const CONSUMERS = {
   channelRouter: 'channel-router',
   /** Durable pull consumer of CHANNEL_OUTBOX shared by every gateway: posts through the platforms' APIs. */
   channelSender: 'channel-sender',
+  /** Durable pull consumer of SWARM_AGENTS shared by every worker process: runs swarm agents. */
+  swarmAgents: 'swarm-agents',
 } as const;
 
 export const BUCKETS = {
@@ -73,6 +83,10 @@ export const BUCKETS = {
   reviews: 'REVIEWS',
   /** The lock of a review's feedback model call: key <workflow_id>; the bucket's short TTL is the lock's lease. */
   reviewLocks: 'REVIEW_LOCKS',
+  /** A swarm's shared state: key <workflow_id> -> owner, task list, limits; compare-and-set updates (swarm/board.ts). */
+  swarmTasklists: 'SWARM_TASKLISTS',
+  /** A swarm's shared workspace of agent results: key <workflow_id> -> the entries (cut to workspace_snippet_chars). */
+  swarmWorkspace: 'SWARM_WORKSPACE',
   /** Object store of large tool outputs (screenshots over 500 KB), owner in each object's metadata; a week (bus/blobs.ts). */
   blobs: 'BLOBS',
 } as const;
@@ -91,6 +105,15 @@ export const subjects = {
   /** Mailbox of a live workflow actor (control nudges; durable state is in the CONTROL bucket). */
   workflowActor: (workflowId: string) => `svc.actor.workflow.${token(workflowId, 'workflow id')}`,
   agentActor: (workflowId: string, agent: string) => `svc.actor.agent.${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
+  /** Every swarm mailbox (the MAILBOXES stream). */
+  agentActorAll: 'svc.actor.agent.>',
+  /** Every mailbox of one swarm (purge filter). */
+  agentActorsOf: (workflowId: string) => `svc.actor.agent.${token(workflowId, 'workflow id')}.*`,
+  /** The journal of one swarm agent (in JOURNAL, beside its workflow's `svc.journal.<workflow_id>`). */
+  agentJournal: (workflowId: string, agent: string) => `svc.journal.${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
+  swarmStartAll: 'svc.swarm.start.>',
+  /** The start message of one swarm agent (SWARM_AGENTS work queue). */
+  swarmStart: (workflowId: string, agent: string) => `svc.swarm.start.${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
   channelInboxAll: 'svc.channels.inbox.>',
   channelInbox: (channelId: string) => `svc.channels.inbox.${token(channelId, 'channel id')}`,
   channelOutboxAll: 'svc.channels.outbox.>',
@@ -111,6 +134,9 @@ export const kvKeys = {
   daemonSignal: (workflowId: string, messageId: string) => `${token(workflowId, 'workflow id')}.${token(messageId, 'message id')}`,
   channelTask: (messageId: string) => token(messageId, 'message id'),
   review: (workflowId: string) => token(workflowId, 'workflow id'),
+  /** The lease of one swarm agent (LEASES bucket, beside its workflow's `<workflow_id>`). */
+  agentLease: (workflowId: string, agent: string) => `${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
+  swarm: (workflowId: string) => token(workflowId, 'workflow id'),
 } as const;
 
 function hexToken(t: string): string {

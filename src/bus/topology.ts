@@ -34,6 +34,11 @@ export interface CoreBuckets {
   blobs: BlobStore;
 }
 
+/** How long a swarm mailbox message or agent start message is kept at most. */
+export const SWARM_MAILBOX_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+/** The de-duplication window of MAILBOXES and SWARM_AGENTS (a re-sent step's messages are dropped within it). */
+export const SWARM_DEDUPE_MS = 10 * 60 * 1000;
+
 /** How long an inbound channel message is kept in CHANNEL_INBOX. */
 export const CHANNEL_INBOX_MAX_AGE_MS = 24 * 3600 * 1000;
 /** De-duplication window of CHANNEL_INBOX (by the platform's event id). */
@@ -137,6 +142,27 @@ async function ensureStreams(jsm: JetStreamManager, o: TopologySettings): Promis
     num_replicas: o.replicas,
     max_age: nanos(CHANNEL_INBOX_MAX_AGE_MS),
     duplicate_window: nanos(CHANNEL_INBOX_DEDUPE_MS),
+  });
+  // Swarm mailboxes: a day at most (a swarm purges its own when it ends); a step re-run after a
+  // crash sends again with the same id, dropped within the 10-minute window (swarm/mailbox.ts).
+  await upsertStream(jsm, {
+    name: STREAMS.mailboxes,
+    subjects: [subjects.agentActorAll],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(SWARM_MAILBOX_MAX_AGE_MS),
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(SWARM_DEDUPE_MS),
+  });
+  await upsertStream(jsm, {
+    name: STREAMS.swarmAgents,
+    subjects: [subjects.swarmStartAll],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: o.replicas,
+    max_age: nanos(SWARM_MAILBOX_MAX_AGE_MS),
+    duplicate_window: nanos(SWARM_DEDUPE_MS),
   });
   await upsertConsumer(jsm, STREAMS.tasks, {
     durable_name: CONSUMERS.workers,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './errors.js';
-import { approvalPolicies, featureWarnings, loadFeatures } from './features.js';
+import { SWARM_DEFAULTS, approvalPolicies, featureWarnings, loadFeatures, swarmLimits } from './features.js';
 import { loadConfig } from './load.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'features-'));
@@ -14,10 +14,32 @@ const file = (name: string, text: string) => {
 };
 
 describe('config/features.yaml', () => {
-  it('the shipped file loads: no tool policies, and its swarm section is reported as not read', () => {
+  it("the shipped file loads: no tool policies, the spec's swarm limits, nothing unread", () => {
     const c = loadConfig({});
     expect(c.features.approvals).toEqual({ tools: [], roles: {} });
-    expect(featureWarnings(c)).toEqual([expect.stringMatching(/swarm section is not read yet/)]);
+    expect(c.features.swarm).toEqual(SWARM_DEFAULTS);
+    expect(featureWarnings(c)).toEqual([]);
+  });
+
+  it('reads the swarm limits, SWARM_ENABLED overriding enabled', () => {
+    const p = file('swarm.yaml', 'swarm:\n  enabled: true\n  max_agents: 3\n  workspace_snippet_chars: 50\n');
+    const c = loadConfig({ CONFIG_PATH: p });
+    expect(c.features.swarm).toEqual({ ...SWARM_DEFAULTS, max_agents: 3, workspace_snippet_chars: 50 });
+    expect(loadConfig({ CONFIG_PATH: p, SWARM_ENABLED: 'false' }).features.swarm.enabled).toBe(false);
+    expect(loadConfig({ SWARM_ENABLED: '0' }).features.swarm.enabled).toBe(false);
+    expect(swarmLimits({ enabled: false }, { SWARM_ENABLED: '1' }).enabled).toBe(true);
+    expect(() => loadConfig({ SWARM_ENABLED: 'maybe' })).toThrow(/SWARM_ENABLED/);
+  });
+
+  it.each([
+    ['an unknown key', { max_agent: 3 }, /swarm.max_agent is not a setting/],
+    ['a string', { max_agents: '3' }, /swarm.max_agents must be an integer from 1 to 100/],
+    ['zero agents', { max_agents: 0 }, /swarm.max_agents must be an integer from 1 to 100/],
+    ['a fraction', { max_total_tokens: 1.5 }, /swarm.max_total_tokens must be an integer/],
+    ['enabled as a string', { enabled: 'yes' }, /swarm.enabled must be true or false/],
+    ['a list', [1], /swarm must be a mapping/],
+  ])('refuses a swarm section with %s', (_, v, msg) => {
+    expect(() => swarmLimits(v)).toThrow(msg);
   });
 
   it('reads tool policies for every role and per role', () => {

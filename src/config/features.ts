@@ -1,14 +1,15 @@
 /**
- * The feature-flag file (CONFIG_PATH, default ./config/features.yaml). Only its `approvals`
- * section is read today: which tools a person must approve before they run, for every role
- * and per role. Its `swarm` section configures the swarm workflow of a later issue and is
- * not read yet (start-up says so when the file has one). A missing file at the default path
- * means no tool policies; a missing or malformed file at a path the operator named fails
- * start-up naming CONFIG_PATH.
+ * The feature-flag file (CONFIG_PATH, default ./config/features.yaml): its `approvals`
+ * section (which tools a person must approve before they run, for every role and per role)
+ * and its `swarm` section (the swarm workflow's limits; SWARM_ENABLED, when set, overrides
+ * `enabled`). A missing file at the default path means no tool policies and the spec's swarm
+ * defaults; a missing or malformed file at a path the operator named fails start-up naming
+ * CONFIG_PATH, as does a swarm key that is unknown or out of range.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { ROLE_NAMES } from '../kernel/index.js';
+import { bool, type Env } from './env.js';
 import { ConfigError } from './errors.js';
 
 export const DEFAULT_FEATURES_PATH = './config/features.yaml';
@@ -21,14 +22,88 @@ export interface ApprovalPolicies {
   roles: Readonly<Record<string, readonly string[]>>;
 }
 
+/** The swarm workflow's limits (the spec's "Swarm limits"; enforced by the lead, workflows/swarm*.ts). */
+export interface SwarmLimits {
+  /** Off: a task with context.force_swarm is refused (400 `swarm is disabled ...`). */
+  enabled: boolean;
+  /** Agents a swarm may recruit in all, dynamically recruited ones included. */
+  max_agents: number;
+  /** Tool rounds of one agent. */
+  max_iterations_per_agent: number;
+  /** One agent's execution; the smaller of this and AGENT_TIMEOUT_SECONDS applies. */
+  agent_timeout_seconds: number;
+  /** send_message calls of one agent. */
+  max_messages_per_agent: number;
+  /** An agent's result is cut to this many characters in the shared workspace. */
+  workspace_snippet_chars: number;
+  /** Agents are shown the last this many workspace entries. */
+  workspace_max_entries: number;
+  /** Model calls of the whole swarm (lead and agents). */
+  max_total_llm_calls: number;
+  /** Tokens of the whole swarm. */
+  max_total_tokens: number;
+  /** The swarm's time from its plan to its synthesis. */
+  max_wall_clock_minutes: number;
+}
+
+/** The spec's defaults. */
+export const SWARM_DEFAULTS: Readonly<SwarmLimits> = Object.freeze({
+  enabled: true,
+  max_agents: 10,
+  max_iterations_per_agent: 25,
+  agent_timeout_seconds: 1800,
+  max_messages_per_agent: 20,
+  workspace_snippet_chars: 800,
+  workspace_max_entries: 5,
+  max_total_llm_calls: 200,
+  max_total_tokens: 1_000_000,
+  max_wall_clock_minutes: 30,
+});
+
+/** Bounds of each numeric swarm limit (inclusive). */
+const SWARM_BOUNDS: Readonly<Record<Exclude<keyof SwarmLimits, 'enabled'>, [number, number]>> = {
+  max_agents: [1, 100],
+  max_iterations_per_agent: [1, 100],
+  agent_timeout_seconds: [1, 86_400],
+  max_messages_per_agent: [0, 1000],
+  workspace_snippet_chars: [1, 100_000],
+  workspace_max_entries: [0, 100],
+  max_total_llm_calls: [1, 100_000],
+  max_total_tokens: [1, 1_000_000_000],
+  max_wall_clock_minutes: [1, 1440],
+};
+
 export interface Features {
   approvals: ApprovalPolicies;
-  /** Sections the file has that nothing reads yet (today: `swarm`). */
+  swarm: SwarmLimits;
+  /** Sections the file has that nothing reads yet (none today). */
   unread: readonly string[];
 }
 
 const KNOWN_SECTIONS = new Set(['approvals', 'swarm']);
-const UNREAD_SECTIONS = new Set(['swarm']);
+const UNREAD_SECTIONS = new Set<string>();
+
+/** The `swarm` section, validated (absent keys take the spec's defaults); `env.SWARM_ENABLED` overrides `enabled`. */
+export function swarmLimits(v: unknown, env: Env = {}): SwarmLimits {
+  const out: SwarmLimits = { ...SWARM_DEFAULTS };
+  if (v !== undefined && v !== null) {
+    if (typeof v !== 'object' || Array.isArray(v)) fail('swarm must be a mapping of limits');
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (k === 'enabled') {
+        if (typeof x !== 'boolean') fail('swarm.enabled must be true or false');
+        out.enabled = x as boolean;
+        continue;
+      }
+      const bounds = Object.hasOwn(SWARM_BOUNDS, k) ? SWARM_BOUNDS[k as keyof typeof SWARM_BOUNDS] : undefined;
+      if (!bounds) fail(`swarm.${k} is not a setting (known: enabled, ${Object.keys(SWARM_BOUNDS).join(', ')})`);
+      const [min, max] = bounds!;
+      if (typeof x !== 'number' || !Number.isInteger(x) || x < min || x > max) fail(`swarm.${k} must be an integer from ${min} to ${max}`);
+      out[k as keyof typeof SWARM_BOUNDS] = x as number;
+    }
+  }
+  out.enabled = bool(env, 'SWARM_ENABLED', out.enabled);
+  return out;
+}
 
 const fail = (reason: string): never => {
   throw new ConfigError('CONFIG_PATH', reason);
@@ -62,10 +137,10 @@ export function approvalPolicies(v: unknown): ApprovalPolicies {
 }
 
 /** Reads the file; `named`: the operator set CONFIG_PATH (then the file must exist). */
-export function loadFeatures(path: string, named: boolean): Features {
+export function loadFeatures(path: string, named: boolean, env: Env = {}): Features {
   if (!existsSync(path)) {
     if (named) fail(`${path} does not exist`);
-    return { approvals: { tools: [], roles: {} }, unread: [] };
+    return { approvals: { tools: [], roles: {} }, swarm: swarmLimits(undefined, env), unread: [] };
   }
   let doc: unknown;
   try {
@@ -73,12 +148,16 @@ export function loadFeatures(path: string, named: boolean): Features {
   } catch (err) {
     return fail(`${path} is not valid YAML: ${(err as Error).message}`);
   }
-  if (doc === null || doc === undefined) return { approvals: { tools: [], roles: {} }, unread: [] };
+  if (doc === null || doc === undefined) return { approvals: { tools: [], roles: {} }, swarm: swarmLimits(undefined, env), unread: [] };
   if (typeof doc !== 'object' || Array.isArray(doc)) return fail(`${path} must be a mapping of sections`);
   const sections = doc as Record<string, unknown>;
   const unknown = Object.keys(sections).find((k) => !KNOWN_SECTIONS.has(k));
   if (unknown) fail(`${path}: unknown section ${JSON.stringify(unknown)} (known: ${[...KNOWN_SECTIONS].join(', ')})`);
-  return { approvals: approvalPolicies(sections.approvals), unread: Object.keys(sections).filter((k) => UNREAD_SECTIONS.has(k)) };
+  return {
+    approvals: approvalPolicies(sections.approvals),
+    swarm: swarmLimits(sections.swarm, env),
+    unread: Object.keys(sections).filter((k) => UNREAD_SECTIONS.has(k)),
+  };
 }
 
 /** One start-up warning per section of the file that nothing reads yet. */

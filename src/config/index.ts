@@ -10,5 +10,5 @@ export { ConfigError } from './errors.js';
 export { loadConfig, ROLES, type Config, type Role } from './load.js';
 export { channelsConfig, type ChannelsConfig } from './channels.js';
 export { RESERVED_SETTINGS, reservedSettingWarnings } from './reserved.js';
-export { approvalPolicies, featureWarnings, loadFeatures } from './features.js';
-export type { ApprovalPolicies, Features } from './features.js';
+export { SWARM_DEFAULTS, approvalPolicies, featureWarnings, loadFeatures, swarmLimits } from './features.js';
+export type { ApprovalPolicies, Features, SwarmLimits } from './features.js';

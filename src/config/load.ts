@@ -264,7 +264,7 @@ export function loadConfig(env: Env = process.env) {
       features: str(env, 'CONFIG_PATH', DEFAULT_FEATURES_PATH),
     },
     /** config/features.yaml, read once here. */
-    features: loadFeatures(str(env, 'CONFIG_PATH', DEFAULT_FEATURES_PATH), !unset(env.CONFIG_PATH)),
+    features: loadFeatures(str(env, 'CONFIG_PATH', DEFAULT_FEATURES_PATH), !unset(env.CONFIG_PATH), env),
     approvals: {
       /** An approval not decided within this long is decided as rejected with reason `timeout`. */
       timeoutSeconds: num(env, 'APPROVAL_TIMEOUT_SECONDS', 3600, { min: 1, int: true }),

@@ -1,0 +1,164 @@
+/**
+ * The agent host of a worker process: takes swarm agents' start messages from the
+ * SWARM_AGENTS work queue (durable consumer `swarm-agents`, shared by every worker process)
+ * and runs each agent as an actor here, in parallel with the others and with the lead.
+ *
+ * Delivery: a start message stays in progress (in-progress acks at a third of the ack wait)
+ * while its agent runs and is acked when the agent has reported. A process that dies stops
+ * acking; the message is redelivered and another process re-activates the agent from its
+ * journal (recorded steps are not run again, its mailbox is read from the position it
+ * recorded). One live actor per agent: a lease in LEASES (`<workflow_id>.<name>`), renewed
+ * with every in-progress ack; a delivery for an agent leased elsewhere is retried later.
+ * Control: the workflow's CONTROL state is read at activation and its nudges
+ * (`svc.actor.workflow.<id>`) are followed: pause holds the agent before its next step,
+ * cancel stops it at once (no report; the lead ends the task CANCELLED).
+ */
+import type { JsMsg } from '@nats-io/jetstream';
+import type { Subscription } from '@nats-io/transport-node';
+import { randomUUID } from 'node:crypto';
+import { CONSUMERS, STREAMS, kvKeys, startDurableWorker, subjects, type Bus, type DurableWorker } from '../bus/index.js';
+import type { Logger } from '../kernel/index.js';
+import { readControl, type ControlState } from '../tasks/index.js';
+import { SwarmAgentContext } from './agent-context.js';
+import { agentPrefix, recordedCursor, runSwarmAgent, type AgentRunDeps, type AgentStart } from './agent-run.js';
+import type { Mailboxes } from './mailbox.js';
+
+export interface AgentHostOptions extends AgentRunDeps {
+  bus: Bus;
+  mail: Mailboxes;
+  /** Agents run at once by this process. */
+  concurrency: number;
+  ackWaitMs: number;
+  log: Logger;
+}
+
+class Stopped extends Error {
+  override name = 'Stopped';
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Starts taking agents; `stop()` hands the running ones back (they continue elsewhere from their journals). */
+export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker> {
+  const owner = `${process.pid}-${randomUUID()}`;
+  const running = new Set<AbortController>();
+  const worker = await startDurableWorker(o.bus, {
+    stream: STREAMS.swarmAgents,
+    durable: CONSUMERS.swarmAgents,
+    ackWaitMs: o.ackWaitMs,
+    concurrency: o.concurrency,
+    log: o.log,
+    handle: (m) => host(m),
+  });
+
+  async function host(m: JsMsg): Promise<void> {
+    let s: AgentStart;
+    try {
+      s = JSON.parse(dec.decode(m.data)) as AgentStart;
+    } catch {
+      m.term();
+      return;
+    }
+    const log = o.log.child({ workflow_id: s.workflow_id, agent: s.name });
+    const leases = o.bus.kv.leases;
+    const key = kvKeys.agentLease(s.workflow_id, s.name);
+    let rev: number | undefined;
+    try {
+      rev = await leases.create(key, enc.encode(owner));
+    } catch {
+      const e = await leases.get(key).catch(() => null);
+      if (e && e.operation === 'PUT' && dec.decode(e.value) === owner) rev = e.revision;
+    }
+    if (rev === undefined) {
+      log.info('swarm agent is leased by another process; redelivering later');
+      m.nak(Math.max(250, Math.floor(o.ackWaitMs / 2)));
+      return;
+    }
+    const ctx = new SwarmAgentContext({ workflowId: s.workflow_id, name: s.name, journal: o.bus.journal, publisher: o.bus.events, mail: o.mail });
+    running.add(ctx.abort);
+    let renewing = false;
+    const heartbeat = setInterval(
+      () => {
+        m.working();
+        if (renewing || rev === undefined || !o.bus.connected) return;
+        renewing = true;
+        leases
+          .update(key, enc.encode(owner), rev)
+          .then((r) => (rev = r))
+          .catch(() => ctx.abort.abort(new Stopped('agent lease lost to another process')))
+          .finally(() => (renewing = false));
+      },
+      Math.max(200, Math.floor(o.ackWaitMs / 3)),
+    );
+    let sub: Subscription | undefined;
+    let reader: Awaited<ReturnType<Mailboxes['reader']>> | undefined;
+    try {
+      const [, ctl] = await Promise.all([ctx.rehydrate(), readControl(o.bus.kv.control, s.workflow_id)]);
+      if (ctx.isRecorded(`${agentPrefix(s.name)}-report`) || ctl.state.cancel_requested) {
+        m.ack();
+        return;
+      }
+      const gate = control(ctx, ctl.state);
+      sub = o.bus.nc.subscribe(subjects.workflowActor(s.workflow_id), {
+        callback: (err, msg) => {
+          if (err) return;
+          try {
+            const body = JSON.parse(dec.decode(msg.data)) as { control?: ControlState };
+            if (body.control) gate.apply(body.control);
+          } catch {
+            /* not a control message */
+          }
+        },
+      });
+      const cursor = recordedCursor(ctx.recordedResults());
+      reader = await o.mail.reader(s.workflow_id, s.name, cursor);
+      await runSwarmAgent(ctx, o, s, reader, cursor);
+      m.ack();
+    } catch (err) {
+      const reason: unknown = ctx.signal.reason;
+      if (reason instanceof Stopped || !o.bus.connected) {
+        // Handed back (shutdown, lease lost, NATS away): another activation continues from the journal.
+        log.warn({ err }, 'swarm agent handed back');
+        m.nak(1000);
+      } else if (ctx.signal.aborted) {
+        log.info('swarm agent cancelled');
+        m.ack();
+      } else {
+        log.warn({ err }, 'swarm agent failed before it could report; redelivering');
+        m.nak(1000);
+      }
+    } finally {
+      clearInterval(heartbeat);
+      sub?.unsubscribe();
+      reader?.close();
+      running.delete(ctx.abort);
+      if (rev !== undefined) await leases.delete(key).catch(() => undefined);
+    }
+  }
+
+  return {
+    async stop() {
+      for (const a of running) a.abort(new Stopped('worker shutting down'));
+      await worker.stop();
+    },
+  };
+}
+
+/** Pause holds the agent before its next step; cancel stops it. */
+function control(ctx: SwarmAgentContext, initial: ControlState) {
+  let paused = false;
+  let wake: (() => void) | undefined;
+  ctx.signal.addEventListener('abort', () => wake?.(), { once: true });
+  ctx.beforeStep = async () => {
+    while (paused && !ctx.signal.aborted) await new Promise<void>((r) => (wake = r));
+    wake = undefined;
+  };
+  const apply = (c: ControlState) => {
+    if (c.cancel_requested) ctx.abort.abort(new Error(`cancelled: ${c.cancel_reason || 'cancelled by request'}`));
+    paused = c.paused;
+    if (!paused) wake?.();
+  };
+  apply(initial);
+  return { apply };
+}

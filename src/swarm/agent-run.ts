@@ -1,0 +1,163 @@
+/**
+ * One swarm agent's work: the normal tool loop (runAgentLoop) on its task, on its own journaled
+ * context. Before every model turn it reads its mailbox in a journaled step (messages from the
+ * lead and other agents become user messages; a `stop` from the lead ends it) and reports the
+ * turn (PROGRESS, iteration, with its model calls and tokens so far) to the lead. It may
+ * message the swarm with `send_message`. At the end it posts its result to the shared
+ * workspace and reports it (or its failure) to the lead's mailbox, in one journaled step.
+ */
+import { runAgentLoop, type AgentDeps, type AgentOutput } from '../agents/index.js';
+import { AppError, Code, type Tier } from '../kernel/index.js';
+import type { ChatMessage, LlmProvider, LlmRequest } from '../llm/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+import type { SwarmAgentContext } from './agent-context.js';
+import type { SwarmBoard, WorkspaceEntry } from './board.js';
+import { LEAD, type AgentReport, type MailReader, type Received } from './mailbox.js';
+import { SEND_MESSAGE_TOOL, sendMessageTool, withTools } from './send-tool.js';
+
+/** The start message of one agent (SWARM_AGENTS), built by the lead. */
+export interface AgentStart {
+  workflow_id: string;
+  /** The agent's name: its mailbox and journal token (agent-1, agent-2, ...). */
+  name: string;
+  task: { id: string; description: string };
+  /** The swarm's overall request. */
+  query: string;
+  system: string;
+  /** The swarm's agents when this one was recruited. */
+  team: string[];
+  spec: {
+    tier: Tier;
+    model?: string;
+    provider?: string;
+    maxIterations: number;
+    sessionId?: string;
+    userId?: string;
+    tools: string[];
+    allowDangerous?: boolean;
+  };
+  limits: { maxMessages: number; timeoutMs: number; snippetChars: number; maxEntries: number };
+  settings: { maxTokens: number; temperature: number; sampling?: Pick<LlmRequest, 'topP' | 'stop' | 'presencePenalty' | 'frequencyPenalty'> };
+}
+
+/** The lead told the agent to stop (a swarm limit, the swarm's end). */
+export class SwarmStopped extends AppError {
+  override name = 'SwarmStopped';
+  constructor(reason: string) {
+    super(Code.Aborted, `stopped by the lead: ${reason}`);
+  }
+}
+
+export interface AgentRunDeps {
+  llm: LlmProvider;
+  tools?: ToolRegistry;
+  parallelism: number;
+  partialChunkChars: number;
+  board: SwarmBoard;
+}
+
+/** The journal step prefix of an agent's steps (unique within its task, for usage records too). */
+export const agentPrefix = (name: string) => `swarm-${name}`;
+
+const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+export function workspaceText(entries: WorkspaceEntry[]): string {
+  return entries.length ? entries.map((e) => `- ${e.agent} (${e.task_id}): ${e.text}`).join('\n') : '(empty)';
+}
+
+/** The highest mailbox position the agent's journal records (its reader starts after it). */
+export function recordedCursor(results: Iterable<unknown>): number {
+  let last = 0;
+  for (const r of results) {
+    const v = r as { last?: unknown } | undefined;
+    if (v && typeof v.last === 'number') last = Math.max(last, v.last);
+  }
+  return last;
+}
+
+/** Runs the agent to its report. Throws only when it must not report (stopped from outside: cancel, hand-back). */
+export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: AgentStart, reader: MailReader, cursor: number): Promise<void> {
+  const prefix = agentPrefix(s.name);
+  const wf = s.workflow_id;
+  const board = d.board;
+  const team = async () => ((await board.state(wf))?.tasks ?? []).flatMap((t) => (t.agent ? [t.agent] : []));
+  const tools = d.tools ? withTools(d.tools, [sendMessageTool({ ctx, maxMessages: s.limits.maxMessages, team })]) : undefined;
+  const deps: AgentDeps = {
+    llm: d.llm,
+    tools,
+    parallelism: d.parallelism,
+    maxTokens: s.settings.maxTokens,
+    temperature: s.settings.temperature,
+    sampling: s.settings.sampling,
+    partialChunkChars: d.partialChunkChars,
+    timeoutMs: s.limits.timeoutMs,
+  };
+  let last = cursor;
+  let out: AgentOutput | undefined;
+  let failure: string | undefined;
+  try {
+    const shown = await ctx.step(`${prefix}-workspace`, async () => workspaceText(await board.entries(wf, s.limits.maxEntries)));
+    const messages: ChatMessage[] = [
+      { role: 'system', content: s.system },
+      {
+        role: 'user',
+        content:
+          `You are ${s.name}, one agent of a swarm working on: ${s.query}\n\nYour task (${s.task.id}): ${s.task.description}\n\n` +
+          `Your teammates: ${s.team.filter((n) => n !== s.name).join(', ') || 'none yet'}; the lead is "${LEAD}". You may message them with ${SEND_MESSAGE_TOOL}.\n\n` +
+          `Shared workspace (latest results):\n${shown}\n\nAnswer with your task's result.`,
+      },
+    ];
+    out = await runAgentLoop(ctx, deps, {
+      agentId: s.name,
+      messages,
+      tier: s.spec.tier,
+      model: s.spec.model,
+      provider: s.spec.provider,
+      tools: [...s.spec.tools, ...(tools ? [SEND_MESSAGE_TOOL] : [])],
+      allowDangerous: s.spec.allowDangerous,
+      maxIterations: s.spec.maxIterations,
+      sessionId: s.spec.sessionId,
+      userId: s.spec.userId,
+      taskId: wf,
+      stepPrefix: prefix,
+      beforeTurn: async (i) => {
+        const got = await ctx.step(`${prefix}-inbox-${i}`, async () => {
+          const mails = reader.take().filter((m) => m.seq > last);
+          const calls = ctx.calls;
+          ctx.emit('PROGRESS', s.name, `${s.name}: iteration ${i}`, {
+            iteration: i,
+            llm_calls: calls.length,
+            total_tokens: calls.reduce((n, c) => n + c.usage.totalTokens, 0),
+          });
+          return { mails, last: mails.reduce((n, m) => Math.max(n, m.seq), last) };
+        });
+        last = Math.max(last, got.last);
+        const stop = got.mails.find((m): m is Received & { kind: 'stop' } => m.kind === 'stop');
+        if (stop) throw new SwarmStopped(stop.reason);
+        return got.mails.flatMap((m): ChatMessage[] => (m.kind === 'text' ? [{ role: 'user', content: `Message from ${m.from}: ${m.text}` }] : []));
+      },
+    });
+  } catch (err) {
+    // Stopped from outside (cancel, the worker handing the agent back, its lease lost): no report.
+    if (ctx.signal.aborted) throw err;
+    failure = err instanceof Error ? err.message : String(err);
+  }
+  await ctx.step(`${prefix}-report`, async () => {
+    const calls = out?.calls ?? ctx.calls;
+    const report: AgentReport = {
+      taskId: s.task.id,
+      success: !!out,
+      text: out?.text ?? '',
+      ...(failure ? { error: failure } : {}),
+      calls: calls.map((c) => ({ agentId: c.agentId, step: c.step, model: c.model, provider: c.provider, usage: c.usage })),
+      toolCalls: out?.toolCalls ?? 0,
+    };
+    if (out) {
+      await board.post(wf, { agent: s.name, task_id: s.task.id, text: cut(out.text, s.limits.snippetChars), at: new Date().toISOString() });
+    } else {
+      ctx.emit('AGENT_COMPLETED', s.name, `Agent ${s.name} failed: ${failure}`, { success: false, error: failure });
+    }
+    void ctx.send(LEAD, { kind: 'result', from: s.name, report });
+    return { success: !!out };
+  });
+}

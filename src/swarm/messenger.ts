@@ -1,0 +1,33 @@
+/**
+ * A person's message to a running swarm (POST /api/v1/swarm/{workflow_id}/message): stored in
+ * the lead's mailbox, where the lead reads it in a journaled step and acts on it (a model call
+ * that may add or change tasks). Owner only: a swarm another user (or tenant) started reads as
+ * missing, as does one that has ended or never was.
+ */
+import { randomUUID } from 'node:crypto';
+import { badRequest, notFound } from '../kernel/index.js';
+import type { SwarmBoard } from './board.js';
+import { LEAD, type Mailboxes } from './mailbox.js';
+
+/** Longest message a person may send to a swarm (characters). */
+export const MAX_PERSON_MESSAGE_CHARS = 10_000;
+
+export const SWARM_NOT_FOUND = 'Swarm not found';
+
+export class SwarmMessenger {
+  constructor(
+    private readonly board: SwarmBoard,
+    private readonly mail: Mailboxes,
+  ) {}
+
+  async deliver(p: { userId?: string; tenantId?: string }, workflowId: string, message: unknown): Promise<{ success: true; status: 'delivered' }> {
+    if (typeof message !== 'string' || !message.trim()) throw badRequest('message is required (a non-empty string)');
+    if (message.length > MAX_PERSON_MESSAGE_CHARS) throw badRequest(`message must be at most ${MAX_PERSON_MESSAGE_CHARS} characters`);
+    const st = await this.board.state(workflowId);
+    const mine = st && st.owner.user_id === (p.userId ?? '') && st.owner.tenant_id === (p.tenantId ?? '');
+    if (!st || st.status !== 'running' || !mine) throw notFound(SWARM_NOT_FOUND);
+    const id = randomUUID();
+    await this.mail.send(workflowId, LEAD, { kind: 'person', from: 'person', id, text: message.trim() }, `${workflowId}:person:${id}`);
+    return { success: true, status: 'delivered' };
+  }
+}
