@@ -11,6 +11,7 @@ import { ConfigError } from './errors.js';
 import { channelsConfig } from './channels.js';
 import { browserConfig } from './browser.js';
 import { adsVendorsConfig } from './ads-vendors.js';
+import { financeVendorsConfig } from './finance-vendors.js';
 import { RESERVED_SETTINGS } from './reserved.js';
 import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
 
@@ -232,6 +233,8 @@ export function loadConfig(env: Env = process.env) {
       browser: browserConfig(env),
       /** The ads-research catalogue agents' vendors: SerpApi-style search, Graph-API-style ad library (config/ads-vendors.ts). */
       adsVendors: adsVendorsConfig(env),
+      /** The financial catalogue agents' vendors: SEC EDGAR, xAI, Alpaca (config/finance-vendors.ts). */
+      finance: financeVendorsConfig(env),
       /** The bash tool (developer role only; not a sandbox). Off unless TOOLS_ENABLE_BASH=1. */
       bash: { enabled: bool(env, 'TOOLS_ENABLE_BASH', false), timeoutMs: num(env, 'TOOLS_BASH_TIMEOUT_MS', 60_000, { min: 100, int: true }) },
       python: {

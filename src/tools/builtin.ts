@@ -11,6 +11,7 @@ import { BrowserPool, type BrowserSettings } from './browser.js';
 import { browserScreenshotTool } from './browser-screenshot.js';
 import { calculatorTool } from './calculator.js';
 import { fileTools } from './files.js';
+import { financeTools, type FinanceVendorSettings } from './finance-tools.js';
 import { lpBatchAnalyzeTool } from './lp-batch-analyze.js';
 import { lpVisualAnalyzeTool } from './lp-visual-analyze.js';
 import { createSafeFetch } from './net.js';
@@ -27,6 +28,8 @@ export interface BuiltinToolSettings {
   bash: { enabled: boolean; timeoutMs: number };
   /** The ads-research agents' vendors (SERPAPI_*, META_AD_LIBRARY_*, ADS_*). */
   adsVendors: AdsVendorSettings;
+  /** The financial agents' vendors (SEC_EDGAR_*, XAI_*, ALPACA_*). */
+  finance: FinanceVendorSettings;
   /** The headless browser of the screenshot and landing-page tools (BROWSER_*). */
   browser: BrowserSettings;
 }
@@ -62,5 +65,6 @@ export function builtinTools(s: BuiltinToolSettings, deps: BuiltinToolDeps): Too
     browserScreenshotTool(browser),
     lpVisualAnalyzeTool({ ...browser, model: deps.model }),
     lpBatchAnalyzeTool({ ...browser, model: deps.model }),
+    ...financeTools(s.finance, deps.model),
   ] as Tool[];
 }

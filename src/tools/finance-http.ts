@@ -1,0 +1,128 @@
+/**
+ * The one way the financial agents call their vendors: a URL under the operator's base URL, a
+ * time limit, a bound on the response size, and every failure as a ToolError that names the
+ * vendor and what went wrong (its HTTP status and message, a timeout, an unreachable host).
+ * Vendor base URLs come from the operator's settings, not from a model, so these requests do
+ * not go through the web tools' SSRF guard (`./net.ts`).
+ */
+import { ToolError } from './tool.js';
+
+export interface VendorRequest {
+  /** The vendor as errors name it, e.g. `SEC EDGAR`. */
+  vendor: string;
+  url: URL;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  /** Sent as JSON. */
+  body?: unknown;
+  timeoutMs: number;
+  /** Responses larger than this fail instead of filling memory. */
+  maxBytes: number;
+  signal: AbortSignal;
+  /** The settings that hold the credential, named when the vendor answers 401 or 403. */
+  credential?: string;
+}
+
+/** `path` under `base`, keeping any path prefix of the base (https://api.x.ai/v1 + responses). */
+export function vendorUrl(base: string, path: string, query: Record<string, string | undefined> = {}): URL {
+  const url = new URL(path.replace(/^\//, ''), base.endsWith('/') ? base : `${base}/`);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+  return url;
+}
+
+async function readBounded(res: Response, req: VendorRequest): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > req.maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new ToolError(`${req.vendor} response too large: ${declared} bytes (limit ${req.maxBytes})`, 'backend');
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > req.maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new ToolError(`${req.vendor} response too large: over ${req.maxBytes} bytes`, 'backend');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The vendor's own words about a failure: `message`, `error`, `error.message`, or the body's start. */
+function detailOf(body: string): string {
+  let text = body.trim();
+  try {
+    const j = JSON.parse(text) as Record<string, unknown>;
+    const err = j.error;
+    const msg = j.message ?? (typeof err === 'object' && err ? (err as Record<string, unknown>).message : err) ?? j.detail;
+    if (typeof msg === 'string' && msg) text = msg;
+  } catch {
+    // not JSON: the text itself
+  }
+  text = text.replace(/\s+/g, ' ');
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/** The response body as text; any failure is a ToolError of kind `backend`. */
+export async function vendorText(req: VendorRequest): Promise<string> {
+  const timeout = AbortSignal.timeout(req.timeoutMs);
+  const signal = AbortSignal.any([req.signal, timeout]);
+  const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(req.url, {
+      method: req.method ?? (req.body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      signal,
+      redirect: 'follow',
+    });
+    text = await readBounded(res, req);
+  } catch (err) {
+    if (req.signal.aborted) throw req.signal.reason;
+    if (err instanceof ToolError) throw err;
+    if (timeout.aborted) throw new ToolError(`${req.vendor} request timed out after ${req.timeoutMs} ms`, 'backend');
+    const cause = (err as Error & { cause?: Error }).cause;
+    throw new ToolError(`${req.vendor} unreachable: ${cause?.message ?? (err as Error).message}`, 'backend');
+  }
+  if (!res.ok) {
+    const detail = detailOf(text);
+    const hint = (res.status === 401 || res.status === 403) && req.credential ? ` (check ${req.credential})` : '';
+    throw new ToolError(`${req.vendor} request failed: HTTP ${res.status}${detail ? `: ${detail}` : ''}${hint}`, 'backend');
+  }
+  return text;
+}
+
+/** The response body parsed as JSON; a body that is not JSON is a `backend` ToolError. */
+export async function vendorJson<T = unknown>(req: VendorRequest): Promise<T> {
+  const text = await vendorText(req);
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new ToolError(`${req.vendor} returned a response that is not JSON`, 'backend');
+  }
+}
+
+/** The UTC calendar day `days` before `now`, as YYYY-MM-DD. */
+export function daysAgo(now: Date, days: number): string {
+  return new Date(now.getTime() - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Comma-separated input (`AAPL, msft`) as trimmed, upper-cased, distinct tokens, in order. */
+export function commaList(s: string): string[] {
+  return [
+    ...new Set(
+      s
+        .split(',')
+        .map((x) => x.trim().toUpperCase())
+        .filter(Boolean),
+    ),
+  ];
+}
