@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, type TestApp } from './helpers/app.js';
+import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { colleagueOf, registerUser, type TestUser } from './helpers/users.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -88,6 +88,33 @@ describe('GET /api/v1/blob/{key}', () => {
     }
     const anonymous = await fetch(t.base + ref.url);
     expect(anonymous.status).toBe(401);
+  });
+
+  it('serves the blob of a catalogue agent run (POST /api/v1/agents/browser-screenshot) to its owner only', async () => {
+    const r = await fetch(`${t.base}/api/v1/agents/browser-screenshot`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...owner.h },
+      body: JSON.stringify({ input: { url: `${pageBase}/noise`, full_page: true, wait_until: 'load' } }),
+    });
+    expect(r.status).toBe(202);
+    const { task_id } = await json(r);
+    const done = await waitFor(
+      async () => {
+        const s = await json(await fetch(`${t.base}/api/v1/tasks/${task_id}`, { headers: owner.h }));
+        return s.status === 'TASK_STATUS_COMPLETED' || s.status === 'TASK_STATUS_FAILED' ? s : undefined;
+      },
+      60_000,
+      200,
+    );
+    expect(done.status).toBe('TASK_STATUS_COMPLETED');
+    const ref = JSON.parse(done.result).screenshot;
+    expect(ref.size_bytes).toBeGreaterThan(500 * 1024);
+    expect(done.result.length).toBeLessThan(10_000); // a reference, not megabytes of base64
+    const mine = await fetch(t.base + ref.url, { headers: owner.h });
+    expect(mine.status).toBe(200);
+    expect(Buffer.from(await mine.arrayBuffer()).subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    const other = await fetch(t.base + ref.url, { headers: stranger.h });
+    expect(other.status).toBe(404);
   });
 
   it('keeps a small screenshot inline', async () => {
