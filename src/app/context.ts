@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import { createRouterTransport, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { loadAgentCatalogue, validateAgentInput } from '../agents/index.js';
 import { connectBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../kernel/index.js';
@@ -64,6 +65,7 @@ export async function openContext(
   // Workflow templates and skills, read once (a bad file stops start-up naming it).
   const templates = loadTemplates(shipped(cfg.catalogs.templatesDir, './config/templates'));
   const skills = loadSkills(shipped(cfg.catalogs.skillsDir, './config/skills'));
+  const agents = loadAgentCatalogue(shipped(cfg.catalogs.agentsDir, './config/agents'));
   const budgetLimits: BudgetLimits = {
     maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
     maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
@@ -92,6 +94,8 @@ export async function openContext(
     );
     tools = registry;
     teardown.push(() => registry.close());
+    // Every catalogue agent's tool is a registered one (else start-up fails naming both).
+    agents.checkTools(registry);
   }
 
   let rpcToken: string | undefined;
@@ -124,9 +128,14 @@ export async function openContext(
     budgetLimits,
     templates,
     skills,
+    agents,
     catalogs: {
       template: (name, version) => templates.get(name, version).version,
       skill: (name, version) => skills.get(name, version).version,
+      agent: (id, input) => {
+        const a = agents.get(id);
+        return { id: a.id, tool: a.tool, input: validateAgentInput(a, input) };
+      },
     },
     tools,
     internalRpcToken,

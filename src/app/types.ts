@@ -3,6 +3,7 @@
  * startApp hands back (App).
  */
 import type { Interceptor, ConnectRouter, Transport } from '@connectrpc/connect';
+import type { AgentCatalogue } from '../agents/index.js';
 import type { Bus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import type { DaemonHub } from '../daemon/index.js';
@@ -14,7 +15,7 @@ import type { Reconciler, WaitTimers, Worker } from '../runtime/index.js';
 import type { sessionRegistry } from '../sessions/index.js';
 import type { loadSkills } from '../skills/index.js';
 import type { Sql } from '../store/index.js';
-import type { TaskStore } from '../tasks/index.js';
+import type { CatalogCheck, TaskStore } from '../tasks/index.js';
 import type { loadTemplates } from '../templates/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 
@@ -77,8 +78,10 @@ export interface AppContext {
   budgetLimits: BudgetLimits;
   templates: ReturnType<typeof loadTemplates>;
   skills: ReturnType<typeof loadSkills>;
-  /** Versions of templates and skills by name, for the orchestrator's checks at submission. */
-  catalogs: { template(name: string, version?: string): string; skill(name: string, version?: string): string };
+  /** The agent catalogue (AGENT_CATALOG_DIR), read once. */
+  agents: AgentCatalogue;
+  /** Versions of templates and skills by name, and catalogue agents' checked input, for the orchestrator's checks at submission. */
+  catalogs: CatalogCheck & { agent: NonNullable<CatalogCheck['agent']> };
   /** One tool registry for the workflows, the agent service and the /api/v1/tools routes (roles worker, agent, gateway). */
   tools?: ToolRegistry;
   /** The internal RPC token (configured, or generated once in DATA_DIR); asked for only by roles that use it. */

@@ -4,6 +4,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
+import { agentPaths, agentSchemas } from './agent-routes.js';
 import { channelPaths } from './channel-routes.js';
 import { blobPaths } from './blob-routes.js';
 import { approvalPaths, approvalSchemas } from './approval-routes.js';
@@ -117,6 +118,7 @@ export function buildOpenApi(version: string) {
         ...openAiSchemas,
         ...approvalSchemas,
         ...reviewSchemas,
+        ...agentSchemas,
       },
     },
     paths: {
@@ -469,6 +471,7 @@ export function buildOpenApi(version: string) {
       ...channelPaths,
       ...approvalPaths,
       ...reviewPaths,
+      ...agentPaths,
       ...blobPaths,
       ...openAiPaths,
       '/api/v1/tools': {

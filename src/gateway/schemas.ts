@@ -49,6 +49,8 @@ export const TaskSubmitRequest = Type.Object(
           'require_approval (a person approves the task before its first action: APPROVAL_REQUESTED, POST /api/v1/approvals/decision), ' +
           'require_review or review_plan ("manual"; "auto" and "none": no review) and review_timeout (seconds, 1-86400, default 900): ' +
           'a person reviews the research plan (implies the research workflow; /api/v1/tasks/{workflow_id}/review), ' +
+          'agent (a catalogue agent id, GET /api/v1/agents) with agent_input (its input object; checked against the agent input_schema, ' +
+          '400 "input validation failed: ...", unknown agent 404 "Agent not found: <id>"): the same run as POST /api/v1/agents/{id}, ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
           `${CONTEXT_VALUES}. ` +
           `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` +

@@ -19,6 +19,8 @@ import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { SkillCatalog } from '../skills/index.js';
 import type { AuthService } from '../auth/index.js';
+import type { AgentCatalogue } from '../agents/index.js';
+import { registerAgentRoutes } from './agent-routes.js';
 import { Admission } from './admission.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerBlobRoutes } from './blob-routes.js';
@@ -77,6 +79,8 @@ export interface GatewayDeps {
   tools?: ToolRegistry;
   /** The skills behind /api/v1/skills. */
   skills?: SkillCatalog;
+  /** The agent catalogue behind /api/v1/agents. */
+  agents?: AgentCatalogue;
   /** The daemon connections of this process (GET /v1/ws/messages). */
   daemon?: DaemonHub;
 }
@@ -147,6 +151,7 @@ export class Gateway {
       registerScheduleRoutes(app, rd);
       if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
       if (this.deps.skills) registerSkillRoutes(app, { ...rd, skills: this.deps.skills });
+      if (this.deps.agents) registerAgentRoutes(app, { ...rd, agents: this.deps.agents });
       registerChannelRoutes(app, rd);
       if (this.deps.domains.review) registerReviewRoutes(app, rd, this.deps.domains.review);
     }

@@ -79,6 +79,7 @@ function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore)
       authService,
       tools: ctx.tools,
       skills: ctx.skills,
+      agents: ctx.agents,
       daemon,
     },
   );
