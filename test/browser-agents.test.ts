@@ -5,10 +5,12 @@
  * its owner, landing-page analysis (model prompt built from the rendered page, sections, OCR
  * said not performed), the batch limit of 10 URLs, and a clear error when no browser exists.
  */
+import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobStore } from '../src/bus/index.js';
 import { ToolRegistry, type ToolModel, type ToolModelRequest } from '../src/tools/index.js';
@@ -111,6 +113,20 @@ afterAll(async () => {
   await nc?.close();
   await nats?.stop();
 });
+
+/** Browser processes this test process started (playwright spawns chromium as a direct child). */
+function browserChildren(): number[] {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+  } catch {
+    // ps exits 1 when there is no child at all
+  }
+  return out
+    .split('\n')
+    .filter((l) => /chrom/.test(l) && /--proxy-server=/.test(l))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+}
 
 const shot = (args: Record<string, unknown>, o: { userId?: string; tenantId?: string } = {}) => registry.execute('browser_screenshot', args, o);
 
@@ -294,5 +310,23 @@ describe('lp_batch_analyze', () => {
   it('refuses more than 10 URLs', async () => {
     const urls = Array.from({ length: 11 }, (_, i) => `${pages.base}/plain?${i}`);
     await expect(registry.execute('lp_batch_analyze', { urls })).rejects.toThrow('arguments.urls must NOT have more than 10 items');
+  });
+});
+
+describe('the browser process', () => {
+  it('is started again after it died, and ends with the registry', async () => {
+    const before = browserChildren();
+    expect(before).toHaveLength(1);
+    process.kill(before[0]!, 'SIGKILL');
+    await sleep(300);
+    const again = await shot({ url: `${pages.base}/plain` });
+    expect(again.error).toBeNull();
+    const now = browserChildren();
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(before[0]);
+    await registry.close();
+    expect(browserChildren()).toEqual([]);
+    const closed = await shot({ url: `${pages.base}/plain` });
+    expect(closed.error).toBe('browser: the service is shutting down');
   });
 });
