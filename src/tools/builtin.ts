@@ -15,6 +15,7 @@ import { financeTools, type FinanceVendorSettings } from './finance-tools.js';
 import { lpBatchAnalyzeTool } from './lp-batch-analyze.js';
 import { lpVisualAnalyzeTool } from './lp-visual-analyze.js';
 import { createSafeFetch } from './net.js';
+import { organicSearchTool } from './organic-search.js';
 import { pythonExecutorTool } from './python.js';
 import type { Tool, ToolModel } from './tool.js';
 import { webCrawlTool, webFetchTool, webSubpageFetchTool } from './web-fetch.js';
@@ -66,5 +67,6 @@ export function builtinTools(s: BuiltinToolSettings, deps: BuiltinToolDeps): Too
     lpVisualAnalyzeTool({ ...browser, model: deps.model }),
     lpBatchAnalyzeTool({ ...browser, model: deps.model }),
     ...financeTools(s.finance, deps.model),
+    organicSearchTool(s.adsVendors),
   ] as Tool[];
 }
