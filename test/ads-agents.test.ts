@@ -498,6 +498,10 @@ describe('settings and validation', () => {
       expect(e.error, tool).toContain(`${variable} is not set`);
     }
     expect(sent()).toHaveLength(0);
+    // Not offered to models either; with keys they are, and the model tools always are.
+    const offered = (r: ToolRegistry) => r.names().filter((n) => r.get(n)!.available !== false);
+    expect(offered(bare)).toEqual(['ad_creative_analyze', 'keyword_extract']);
+    expect(offered(registry)).toHaveLength(7);
   });
 
   it("refuses arguments that break a tool's schema (400 naming the field)", async () => {

@@ -116,6 +116,8 @@ export function competitorDiscoverTool(s: AdsVendorSettings): Tool<CompetitorDis
     timeoutMs: 120_000,
     costPerUse: s.serpApiCostPerSearchUsd * 2,
     dangerous: false,
+    // Not offered to models without its vendor key (a direct call says which variable to set).
+    available: !!s.serpApiKey,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const keywords = [...new Set(args.keywords.map((k) => k.trim()).filter(Boolean))];

@@ -29,6 +29,8 @@ export function portalJpAdsTool(s: AdsVendorSettings): Tool<PortalJpAdsArgs> {
     timeoutMs: 60_000,
     costPerUse: s.jpPortalCostUsd,
     dangerous: false,
+    // Not offered to models without its vendor key (a direct call says which variable to set).
+    available: !!s.serpApiKey,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const keywords = args.keywords.trim();

@@ -68,6 +68,8 @@ export function serpAdsTool(s: AdsVendorSettings): Tool<SerpAdsArgs> {
     timeoutMs: 60_000,
     costPerUse: s.serpApiCostPerSearchUsd,
     dangerous: false,
+    // Not offered to models without its vendor key (a direct call says which variable to set).
+    available: !!s.serpApiKey,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const keywords = args.keywords.trim();

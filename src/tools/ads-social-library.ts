@@ -131,6 +131,8 @@ export function socialAdLibraryTool(s: AdsVendorSettings): Tool<SocialAdLibraryA
     timeoutMs: 60_000,
     costPerUse: 0,
     dangerous: false,
+    // Not offered to models without its vendor key (a direct call says which variable to set).
+    available: !!s.metaAccessToken,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const query = args.query.trim();

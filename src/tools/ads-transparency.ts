@@ -176,6 +176,8 @@ export function adsTransparencyTool(s: AdsVendorSettings): Tool<AdsTransparencyA
     timeoutMs: 90_000,
     costPerUse: s.serpApiCostPerSearchUsd,
     dangerous: false,
+    // Not offered to models without its vendor key (a direct call says which variable to set).
+    available: !!(s.serpApiKey || s.metaAccessToken),
     retryable: true,
     async run(raw, ctx): Promise<ToolOutput> {
       const a: AdsTransparencyArgs = {
