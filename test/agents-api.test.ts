@@ -10,8 +10,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Code, type ConnectError, createClient, type Interceptor } from '@connectrpc/connect';
+import { Http2SessionManager, createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { archivedEvents, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { TaskStatus } from '../src/gen/svc/v1/common_pb.js';
+import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
+import { TEST_RPC_TOKEN, archivedEvents, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
 import { registerUser, type TestUser } from './helpers/users.js';
 
@@ -308,6 +312,52 @@ describe('input validation over HTTP (400 with the spec error body), on both ent
       const r = await post('/api/v1/tasks', { query: 'x', context });
       expect(r.status, JSON.stringify(context)).toBe(status);
       expect(await json(r)).toEqual({ error: message });
+    }
+  });
+});
+
+describe('gRPC SubmitTask with context.agent', () => {
+  it('runs the same agent with the same result, and refuses bad input and unknown agents as the gateway does', async () => {
+    const baseUrl = `http://127.0.0.1:${t.app.grpcPort}`;
+    const session = new Http2SessionManager(baseUrl);
+    const asUser: Interceptor = (next) => (req) => {
+      req.header.set('authorization', `Bearer ${TEST_RPC_TOKEN}`);
+      req.header.set('x-caller-kind', 'user');
+      req.header.set('x-caller-user-id', a.userId);
+      req.header.set('x-caller-tenant-id', a.tenantId);
+      return next(req);
+    };
+    const orch = createClient(OrchestratorService, createGrpcTransport({ baseUrl, sessionManager: session, interceptors: [asUser] }));
+    try {
+      const r = await orch.submitTask({ query: 'find shoes', context: { agent: 'search', agent_input: { query: 'shoes' } } });
+      const s = await waitFor(
+        async () => {
+          const st = await orch.getTaskStatus({ taskId: r.taskId });
+          return st.status === TaskStatus.COMPLETED || st.status === TaskStatus.FAILED ? st : undefined;
+        },
+        30_000,
+        50,
+      );
+      expect(s.status, s.errorMessage).toBe(TaskStatus.COMPLETED);
+      const viaHttp = await ended((await json(await post('/api/v1/agents/search', { input: { query: 'shoes' } }))).task_id);
+      expect(s.result).toBe(viaHttp.result);
+      expect(s.metadata).toMatchObject({ agent_id: 'search', execution_mode: 'agent' });
+      const refusal = async (context: Record<string, unknown>) => {
+        try {
+          await orch.submitTask({ query: 'x', context: context as never });
+        } catch (err) {
+          return err as ConnectError;
+        }
+        throw new Error('expected a refusal');
+      };
+      const missing = await refusal({ agent: 'search', agent_input: {} });
+      expect([missing.code, missing.rawMessage]).toEqual([Code.InvalidArgument, 'input validation failed: missing required field: query']);
+      const unknown = await refusal({ agent: 'search', agent_input: { query: 'x', page: 2 } });
+      expect([unknown.code, unknown.rawMessage]).toEqual([Code.InvalidArgument, 'input validation failed: unknown field: page (not defined in agent schema)']);
+      const ghost = await refusal({ agent: 'ghost' });
+      expect([ghost.code, ghost.rawMessage]).toEqual([Code.NotFound, 'Agent not found: ghost']);
+    } finally {
+      session.abort();
     }
   });
 });
