@@ -215,6 +215,8 @@ describe('browser_screenshot', () => {
   it('fails with what to install or set when there is no browser', async () => {
     const missing = new BrowserPool({ executablePath: '/nonexistent/chromium', maxPages: 1, launchTimeoutMs: 5000 }, '127.0.0.1');
     const r = new ToolRegistry([browserScreenshotTool({ pool: missing, allowHosts: '127.0.0.1' })]);
+    expect(r.get('browser_screenshot')!.available).toBe(false);
+    expect(registry.get('browser_screenshot')!.available).toBe(true);
     const e = await r.execute('browser_screenshot', { url: `${pages.base}/plain` });
     expect(e.success).toBe(false);
     expect(e.errorKind).toBe('not_configured');

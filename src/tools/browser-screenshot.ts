@@ -46,6 +46,10 @@ export function browserScreenshotTool(deps: BrowserToolDeps): Tool<BrowserScreen
     timeoutMs: 180_000,
     costPerUse: 0,
     dangerous: false,
+    // Not offered to models where no browser is installed (a direct call says what to install).
+    get available() {
+      return deps.pool.installed();
+    },
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const timeoutMs = args.timeout_ms ?? 30_000;

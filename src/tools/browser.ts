@@ -87,6 +87,16 @@ export class BrowserPool {
     return resolveBrowserExecutable(this.s.executablePath);
   }
 
+  /** Whether a browser binary is there (tools without one are not offered to models). */
+  installed(): boolean {
+    try {
+      this.executable();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Runs `fn` on a fresh page of its own context; the context is closed after, or at once on abort. */
   async withPage<T>(o: { device: Device; signal: AbortSignal }, fn: (page: Page) => Promise<T>): Promise<T> {
     if (this.closed) throw new ToolError('browser: the service is shutting down', 'backend');

@@ -49,6 +49,10 @@ export function lpBatchAnalyzeTool(deps: LpDeps): Tool<LpBatchAnalyzeArgs> & { c
     timeoutMs: 300_000,
     costPerUse: 0,
     dangerous: false,
+    // Not offered to models where no browser is installed (a direct call says what to install).
+    get available() {
+      return deps.pool.installed();
+    },
     retryable: true,
     async run(a, ctx): Promise<ToolOutput> {
       checkUrlCount(a.urls.length, LP_BATCH_MAX_URLS);

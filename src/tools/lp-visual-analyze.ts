@@ -50,6 +50,10 @@ export function lpVisualAnalyzeTool(deps: LpDeps): Tool<LpVisualAnalyzeArgs> & {
     timeoutMs: 180_000,
     costPerUse: 0,
     dangerous: false,
+    // Not offered to models where no browser is installed (a direct call says what to install).
+    get available() {
+      return deps.pool.installed();
+    },
     retryable: true,
     async run(a, ctx): Promise<ToolOutput> {
       const { output, costUsd } = await analyzeLandingPage(
