@@ -13,6 +13,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobStore } from '../src/bus/index.js';
+import { loadConfig } from '../src/config/index.js';
 import { ToolRegistry, type ToolModel, type ToolModelRequest } from '../src/tools/index.js';
 import { BrowserPool } from '../src/tools/browser.js';
 import { browserScreenshotTool } from '../src/tools/browser-screenshot.js';
@@ -330,5 +331,17 @@ describe('the browser process', () => {
     expect(browserChildren()).toEqual([]);
     const closed = await shot({ url: `${pages.base}/plain` });
     expect(closed.error).toBe('browser: the service is shutting down');
+  });
+});
+
+describe('settings', () => {
+  it('BROWSER_* have their defaults and refuse bad values naming the variable', () => {
+    expect(loadConfig({}).tools.browser).toEqual({ executablePath: undefined, maxPages: 2, launchTimeoutMs: 30_000 });
+    expect(loadConfig({ BROWSER_EXECUTABLE_PATH: ' /opt/chrome/chrome ', BROWSER_MAX_PAGES: '4' }).tools.browser).toMatchObject({
+      executablePath: '/opt/chrome/chrome',
+      maxPages: 4,
+    });
+    expect(() => loadConfig({ BROWSER_MAX_PAGES: '0' })).toThrow(/BROWSER_MAX_PAGES/);
+    expect(() => loadConfig({ BROWSER_LAUNCH_TIMEOUT_MS: 'soon' })).toThrow(/BROWSER_LAUNCH_TIMEOUT_MS/);
   });
 });
