@@ -76,7 +76,16 @@ export class EdgarClient {
   }
 
   private get(tool: string, url: URL, signal: AbortSignal) {
-    return { vendor: VENDOR, url, headers: this.headers(tool), timeoutMs: this.s.timeoutMs, maxBytes: MAX_BYTES, signal, credential: 'SEC_EDGAR_USER_AGENT' };
+    return {
+      vendor: VENDOR,
+      url,
+      headers: this.headers(tool),
+      timeoutMs: this.s.timeoutMs,
+      maxBytes: MAX_BYTES,
+      signal,
+      credential: 'SEC_EDGAR_USER_AGENT',
+      followRedirects: true,
+    };
   }
 
   private tickerMap(tool: string, signal: AbortSignal): Promise<Map<string, EdgarCompany>> {

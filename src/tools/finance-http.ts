@@ -21,6 +21,8 @@ export interface VendorRequest {
   signal: AbortSignal;
   /** The settings that hold the credential, named when the vendor answers 401 or 403. */
   credential?: string;
+  /** Follow redirects (EDGAR, which sends no secret); otherwise a redirect is a failure, so a key never goes elsewhere. */
+  followRedirects?: boolean;
 }
 
 /** `path` under `base`, keeping any path prefix of the base (https://api.x.ai/v1 + responses). */
@@ -82,7 +84,7 @@ export async function vendorText(req: VendorRequest): Promise<string> {
       headers,
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       signal,
-      redirect: 'follow',
+      redirect: req.followRedirects ? 'follow' : 'error',
     });
     text = await readBounded(res, req);
   } catch (err) {
