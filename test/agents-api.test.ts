@@ -18,6 +18,7 @@ import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { TEST_RPC_TOKEN, archivedEvents, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
 import { registerUser, type TestUser } from './helpers/users.js';
+import { startTestNats } from './harness/nats.js';
 
 const CATALOGUE: Record<string, string> = {
   'search.yaml': `id: search
@@ -358,6 +359,26 @@ describe('gRPC SubmitTask with context.agent', () => {
       expect([ghost.code, ghost.rawMessage]).toEqual([Code.NotFound, 'Agent not found: ghost']);
     } finally {
       session.abort();
+    }
+  });
+});
+
+describe('start-up', () => {
+  it('fails naming the agent and the tool when an agent runs a tool that is not registered, and naming the file when a file is bad', async () => {
+    const nats = await startTestNats();
+    const bad = mkdtempSync(join(tmpdir(), 'agents-bad-'));
+    try {
+      writeFileSync(join(bad, 'ghost.yaml'), CATALOGUE['calc.yaml'].replace('id: calc', 'id: ghost').replace('tool: calculator', 'tool: no_such_tool'));
+      await expect(startTestApp({ AGENT_CATALOG_DIR: bad }, { natsUrl: nats.url })).rejects.toThrow(
+        `invalid configuration: AGENT_CATALOG_DIR: agent ghost (${join(bad, 'ghost.yaml')}) runs tool no_such_tool, which is not a registered tool`,
+      );
+      writeFileSync(join(bad, 'ghost.yaml'), 'id: ghost\nname: [');
+      await expect(startTestApp({ AGENT_CATALOG_DIR: bad }, { natsUrl: nats.url })).rejects.toThrow(
+        `AGENT_CATALOG_DIR: ${join(bad, 'ghost.yaml')}: (file): not valid YAML`,
+      );
+    } finally {
+      rmSync(bad, { recursive: true, force: true });
+      await nats.stop();
     }
   });
 });
