@@ -200,7 +200,26 @@ describe('portal_jp_ads', () => {
     ]);
     expect(out.cost_usd).toBe(0);
     expect(e.costUsd).toBe(0);
-    expect(params(sent()[0]!)).toEqual({ engine: 'yahoo', p: '格安 航空券', yahoo_domain: 'search.yahoo.co.jp', api_key: 'serp-secret-key' });
+    expect(params(sent()[0]!)).toEqual({ engine: 'yahoo', p: '格安 航空券', q: '格安 航空券', yahoo_domain: 'search.yahoo.co.jp', api_key: 'serp-secret-key' });
+  });
+
+  it('ADS_JP_PORTAL_URL and its key point it at another vendor of the same style', async () => {
+    handler = (u, _r, res) =>
+      u.pathname === '/api/v1/search' ? json(res, 200, { ads_results: [{ position: 1, title: 'T', link: 'https://a.example.jp/' }] }) : json(res, 404, {});
+    const other = new ToolRegistry(
+      adsTools({ ...settings, serpApiKey: undefined, jpPortalUrl: `${vendor.origin}/api/v1/search`, jpPortalApiKey: 'portal-key' }, async () => ({
+        text: '',
+        model: 'm',
+        provider: 'p',
+        tokens: 0,
+      })),
+    );
+    const out = ok(await run(other, 'portal_jp_ads', { keywords: 'k' }));
+    expect(out.ads).toEqual([
+      { position: 1, title: 'T', description: '', link: 'https://a.example.jp/', domain: 'a.example.jp', source: 'search.yahoo.co.jp' },
+    ]);
+    expect(sent()[0]!.pathname).toBe('/api/v1/search');
+    expect(sent()[0]!.searchParams.get('api_key')).toBe('portal-key');
   });
 });
 
@@ -486,7 +505,7 @@ describe('settings and validation', () => {
     );
     const cases: [string, Record<string, unknown>, string][] = [
       ['serp_ads', { keywords: 'k' }, 'SERPAPI_API_KEY'],
-      ['portal_jp_ads', { keywords: 'k' }, 'SERPAPI_API_KEY'],
+      ['portal_jp_ads', { keywords: 'k' }, 'ADS_JP_PORTAL_API_KEY (or SERPAPI_API_KEY)'],
       ['competitor_discover', { keywords: ['k'] }, 'SERPAPI_API_KEY'],
       ['ads_transparency', { domain: 'a.example' }, 'SERPAPI_API_KEY'],
       ['social_ad_library', { query: 'q' }, 'META_AD_LIBRARY_ACCESS_TOKEN'],

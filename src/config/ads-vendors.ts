@@ -8,7 +8,10 @@
  *   it as their cost (`cost_usd`, `api_cost_usd`).
  * - ADS_JP_PORTAL_ENGINE (default `yahoo`) / ADS_JP_PORTAL_DOMAIN (default `search.yahoo.co.jp`):
  *   the vendor engine and portal domain of portal-jp-ads; ADS_JP_PORTAL_COST_USD (default 0, the
- *   spec's figure) the cost it reports per search.
+ *   spec's figure) the cost it reports per search. ADS_JP_PORTAL_URL / ADS_JP_PORTAL_API_KEY
+ *   (default: SERPAPI_BASE_URL's /search.json and SERPAPI_API_KEY) point it at another vendor of
+ *   the same style: SerpApi's own Yahoo engine serves Yahoo's other markets, not Yahoo! JAPAN,
+ *   which e.g. SearchApi's `/api/v1/search` (engine yahoo, yahoo_domain search.yahoo.co.jp) does.
  * - META_AD_LIBRARY_ACCESS_TOKEN / META_AD_LIBRARY_BASE_URL (default
  *   https://graph.facebook.com/v21.0): a Graph-API-style ad library (`GET /ads_archive`).
  * - META_AD_LIBRARY_MAX_ADS (default 200): ads read per query at most (pages of 100).
@@ -36,6 +39,8 @@ export function adsVendorsConfig(env: Env = process.env) {
     serpApiKey: optStr(env, 'SERPAPI_API_KEY')?.trim(),
     serpApiBaseUrl: baseUrl(env, 'SERPAPI_BASE_URL', 'https://serpapi.com'),
     serpApiCostPerSearchUsd: num(env, 'SERPAPI_COST_PER_SEARCH_USD', 0.015, { min: 0 }),
+    jpPortalUrl: optStr(env, 'ADS_JP_PORTAL_URL') === undefined ? undefined : baseUrl(env, 'ADS_JP_PORTAL_URL', ''),
+    jpPortalApiKey: optStr(env, 'ADS_JP_PORTAL_API_KEY')?.trim(),
     jpPortalEngine: str(env, 'ADS_JP_PORTAL_ENGINE', 'yahoo').trim(),
     jpPortalDomain: str(env, 'ADS_JP_PORTAL_DOMAIN', 'search.yahoo.co.jp').trim(),
     jpPortalCostUsd: num(env, 'ADS_JP_PORTAL_COST_USD', 0, { min: 0 }),

@@ -19,6 +19,10 @@ export interface AdsVendorSettings {
   serpApiBaseUrl: string;
   /** SERPAPI_COST_PER_SEARCH_USD */
   serpApiCostPerSearchUsd: number;
+  /** ADS_JP_PORTAL_URL: the portal's search endpoint; unset: SERPAPI_BASE_URL's /search.json. */
+  jpPortalUrl?: string;
+  /** ADS_JP_PORTAL_API_KEY; unset: SERPAPI_API_KEY. */
+  jpPortalApiKey?: string;
   /** ADS_JP_PORTAL_ENGINE */
   jpPortalEngine: string;
   /** ADS_JP_PORTAL_DOMAIN */
@@ -152,22 +156,30 @@ export async function serpApiSearch(
   ctx: Pick<ToolContext, 'signal'>,
 ): Promise<Record<string, unknown>> {
   const key = requireSetting(s.serpApiKey, 'SERPAPI_API_KEY', tool, 'search-results vendor');
-  const url = vendorUrl(s.serpApiBaseUrl, 'search.json', 'SERPAPI_BASE_URL');
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-  url.searchParams.set('api_key', key);
-  const page = await getVendorJson(url, { vendor: `search vendor (${String(params.engine)})`, timeoutMs: s.timeoutMs, signal: ctx.signal, redact: [key] });
-  const said = vendorMessage(page);
-  if (said && !NO_RESULTS.test(said)) throw new ToolError(`search vendor (${String(params.engine)}) failed: ${redact(said, [key])}`, 'backend');
-  const status = (page.search_metadata as { status?: unknown } | undefined)?.status;
-  if (typeof status === 'string' && /error/i.test(status) && !said)
-    throw new ToolError(`search vendor (${String(params.engine)}) reported status ${status}`, 'backend');
-  return page;
+  return engineSearch(vendorUrl(s.serpApiBaseUrl, 'search.json', 'SERPAPI_BASE_URL'), key, params, s.timeoutMs, ctx);
 }
 
-/** One ad library page; `next` is the vendor's paging URL when there is more. */
-export interface AdLibraryPage {
-  data: Record<string, unknown>[];
-  next?: string;
+/**
+ * One search at a SerpApi-style endpoint (`GET <endpoint>?engine=...&api_key=...`): the JSON
+ * page; `{error}` answers other than "no results", and an `Error` status, are failures.
+ */
+export async function engineSearch(
+  endpoint: URL,
+  key: string,
+  params: Record<string, string | number | undefined>,
+  timeoutMs: number,
+  ctx: Pick<ToolContext, 'signal'>,
+): Promise<Record<string, unknown>> {
+  const url = new URL(endpoint);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+  url.searchParams.set('api_key', key);
+  const vendor = `search vendor (${String(params.engine)})`;
+  const page = await getVendorJson(url, { vendor, timeoutMs, signal: ctx.signal, redact: [key] });
+  const said = vendorMessage(page);
+  if (said && !NO_RESULTS.test(said)) throw new ToolError(`${vendor} failed: ${redact(said, [key])}`, 'backend');
+  const status = (page.search_metadata as { status?: unknown } | undefined)?.status;
+  if (typeof status === 'string' && /error/i.test(status) && !said) throw new ToolError(`${vendor} reported status ${status}`, 'backend');
+  return page;
 }
 
 /** The fields read from each ad of the Graph-API-style ad library. */

@@ -1,11 +1,12 @@
 /**
  * `portal_jp_ads` (catalogue agent portal-jp-ads): the paid ads on the Japanese portal's results
  * page (Yahoo! JAPAN by default) for keywords, through the SerpApi-style vendor
- * (SERPAPI_API_KEY, SERPAPI_BASE_URL) with engine ADS_JP_PORTAL_ENGINE on domain
+ * (SERPAPI_API_KEY, SERPAPI_BASE_URL, or ADS_JP_PORTAL_URL / ADS_JP_PORTAL_API_KEY for a vendor
+ * whose Yahoo engine serves Yahoo! JAPAN) with engine ADS_JP_PORTAL_ENGINE on domain
  * ADS_JP_PORTAL_DOMAIN. Each ad carries `source` (the portal domain); the reported cost is
  * ADS_JP_PORTAL_COST_USD (0 by default, as the spec's table says).
  */
-import { type AdsVendorSettings, adsOf, serpApiSearch } from './ads-client.js';
+import { type AdsVendorSettings, adsOf, engineSearch, vendorUrl } from './ads-client.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
 
 export interface PortalJpAdsArgs extends Record<string, unknown> {
@@ -30,13 +31,20 @@ export function portalJpAdsTool(s: AdsVendorSettings): Tool<PortalJpAdsArgs> {
     costPerUse: s.jpPortalCostUsd,
     dangerous: false,
     // Not offered to models without its vendor key (a direct call says which variable to set).
-    available: !!s.serpApiKey,
+    available: !!(s.jpPortalApiKey ?? s.serpApiKey),
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const keywords = args.keywords.trim();
       if (!keywords) throw new ToolError('keywords must not be blank', 'bad_arguments');
-      // The vendor's Yahoo engine takes the query as `p` and the portal as `yahoo_domain`.
-      const page = await serpApiSearch(s, 'portal_jp_ads', { engine: s.jpPortalEngine, p: keywords, yahoo_domain: s.jpPortalDomain }, ctx);
+      const key = s.jpPortalApiKey ?? s.serpApiKey;
+      if (!key)
+        throw new ToolError(
+          'portal_jp_ads: ADS_JP_PORTAL_API_KEY (or SERPAPI_API_KEY) is not set (the search-results vendor key); set it to use this agent',
+          'not_configured',
+        );
+      const endpoint = s.jpPortalUrl ? new URL(s.jpPortalUrl) : vendorUrl(s.serpApiBaseUrl, 'search.json', 'SERPAPI_BASE_URL');
+      // The query goes as `p` (SerpApi's Yahoo engine) and `q` (SearchApi's), the portal as `yahoo_domain`.
+      const page = await engineSearch(endpoint, key, { engine: s.jpPortalEngine, p: keywords, q: keywords, yahoo_domain: s.jpPortalDomain }, s.timeoutMs, ctx);
       const ads = adsOf(page).map((a) => ({ ...a, source: s.jpPortalDomain }));
       const cost = s.jpPortalCostUsd;
       return {
