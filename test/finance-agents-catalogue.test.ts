@@ -143,6 +143,29 @@ describe('catalogue files', () => {
     }
   });
 
+  it('a tool without its credential is not offered to models (a direct call still says what to set)', () => {
+    const availability = (env: Record<string, string>) => Object.fromEntries(financeTools(financeVendorsConfig(env), model).map((t) => [t.name, t.available]));
+    expect(availability({})).toEqual({
+      sec_filings: false,
+      insider_transactions: false,
+      microblog_sentiment: false,
+      broker_news: false,
+      news_aggregator: false,
+    });
+    expect(availability({ SEC_EDGAR_USER_AGENT: 'A a@b.c', ALPACA_API_KEY_ID: 'id' })).toEqual({
+      sec_filings: true,
+      insider_transactions: true,
+      microblog_sentiment: false,
+      broker_news: false,
+      news_aggregator: true,
+    });
+    expect(availability({ XAI_API_KEY: 'k', ALPACA_API_KEY_ID: 'id', ALPACA_API_SECRET_KEY: 's' })).toMatchObject({
+      microblog_sentiment: true,
+      broker_news: true,
+      news_aggregator: true,
+    });
+  });
+
   it('the spec table’s inputs: regulatory-filings, microblog-sentiment, broker-news, news-aggregator', () => {
     const p = (name: string) => tools.get(name)!.parameters.properties;
     expect(p('sec_filings').days_back).toMatchObject({ minimum: 1, maximum: 365, default: 30 });

@@ -105,6 +105,9 @@ describe('organic_search (organic-search)', () => {
     const missing = await registry({ SERPAPI_API_KEY: undefined }).execute('organic_search', { keywords: 'k' });
     expect(missing).toMatchObject({ success: false, errorKind: 'not_configured' });
     expect(missing.error).toContain('SERPAPI_API_KEY is not set');
+    // Nor is it offered to models without the key.
+    expect(organicSearchTool(adsVendorsConfig({})).available).toBe(false);
+    expect(organicSearchTool(adsVendorsConfig({ SERPAPI_API_KEY: 'k' })).available).toBe(true);
   });
 
   it('its catalogue file has the tool’s input schema', () => {

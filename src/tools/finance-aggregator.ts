@@ -153,6 +153,8 @@ export function newsAggregatorTool(d: AggregatorDeps): Tool<NewsAggregatorArgs> 
     timeoutMs: 150_000,
     costPerUse: SENTIMENT_COST_ESTIMATE,
     dangerous: false,
+    // Offered to models when any of its sources can answer.
+    available: !!(d.alpaca.keyId && d.alpaca.secretKey) || !!d.xai.apiKey || d.edgar.configured,
     retryable: true,
     run: (args, ctx) => aggregate(d, args, ctx.signal),
   };

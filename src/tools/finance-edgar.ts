@@ -66,6 +66,11 @@ export class EdgarClient {
 
   constructor(private readonly s: EdgarSettings) {}
 
+  /** Whether SEC_EDGAR_USER_AGENT is set (without it nothing is requested). */
+  get configured(): boolean {
+    return !!this.s.userAgent;
+  }
+
   private headers(tool: string): Record<string, string> {
     if (!this.s.userAgent)
       throw new ToolError(

@@ -99,6 +99,8 @@ export function secFilingsTool(edgar: EdgarClient): Tool<SecFilingsArgs> {
     timeoutMs: 60_000,
     costPerUse: 0,
     dangerous: false,
+    // Not offered to models without SEC_EDGAR_USER_AGENT (a direct call says what to set).
+    available: edgar.configured,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const r = await recentFilings(

@@ -62,6 +62,7 @@ export function insiderTransactionsTool(edgar: EdgarClient): Tool<InsiderArgs> {
     timeoutMs: 90_000,
     costPerUse: 0,
     dangerous: false,
+    available: edgar.configured,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const days = args.days_back ?? DAYS_DEFAULT;

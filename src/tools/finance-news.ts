@@ -114,6 +114,7 @@ export function brokerNewsTool(s: AlpacaSettings): Tool<BrokerNewsArgs> {
     timeoutMs: 30_000,
     costPerUse: 0,
     dangerous: false,
+    available: !!(s.keyId && s.secretKey),
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const r = await brokerNews(

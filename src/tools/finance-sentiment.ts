@@ -136,6 +136,7 @@ export function microblogSentimentTool(s: XaiSettings): Tool<MicroblogSentimentA
     timeoutMs: 120_000,
     costPerUse: SENTIMENT_COST_ESTIMATE,
     dangerous: false,
+    available: !!s.apiKey,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const r = await microblogSentiment(s, 'microblog_sentiment', { ticker: args.ticker, days_back: args.days_back ?? SENTIMENT_DAYS_DEFAULT }, ctx.signal);

@@ -48,6 +48,7 @@ export function organicSearchTool(s: AdsVendorSettings): Tool<OrganicSearchArgs>
     timeoutMs: 60_000,
     costPerUse: s.serpApiCostPerSearchUsd,
     dangerous: false,
+    available: !!s.serpApiKey,
     retryable: true,
     async run(args, ctx): Promise<ToolOutput> {
       const keywords = args.keywords.trim();
