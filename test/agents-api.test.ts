@@ -343,6 +343,7 @@ describe('gRPC SubmitTask with context.agent', () => {
       const viaHttp = await ended((await json(await post('/api/v1/agents/search', { input: { query: 'shoes' } }))).task_id);
       expect(s.result).toBe(viaHttp.result);
       expect(s.metadata).toMatchObject({ agent_id: 'search', execution_mode: 'agent' });
+      expect(s.usage?.costUsd).toBeCloseTo(0.001, 9);
       const refusal = async (context: Record<string, unknown>) => {
         try {
           await orch.submitTask({ query: 'x', context: context as never });
