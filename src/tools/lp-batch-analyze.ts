@@ -47,7 +47,8 @@ export function lpBatchAnalyzeTool(deps: LpDeps): Tool<LpBatchAnalyzeArgs> & { c
       additionalProperties: false,
     },
     timeoutMs: 300_000,
-    costPerUse: 0,
+    // An estimate for listings (one model call per page, 10 pages); each call reports its real cost.
+    costPerUse: 0.1,
     dangerous: false,
     // Not offered to models where no browser is installed (a direct call says what to install).
     get available() {

@@ -48,7 +48,8 @@ export function lpVisualAnalyzeTool(deps: LpDeps): Tool<LpVisualAnalyzeArgs> & {
       additionalProperties: false,
     },
     timeoutMs: 180_000,
-    costPerUse: 0,
+    // An estimate for listings (one model call per page); each call reports its real cost (the model's price).
+    costPerUse: 0.01,
     dangerous: false,
     // Not offered to models where no browser is installed (a direct call says what to install).
     get available() {
