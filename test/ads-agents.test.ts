@@ -469,7 +469,7 @@ describe('ads_transparency', () => {
       ]),
     );
     const social = sent().find((u) => u.pathname.endsWith('/ads_archive'))!;
-    expect(params(social)).toMatchObject({ search_terms: 'acme.example', publisher_platforms: '["FACEBOOK"]', ad_reached_countries: '["US"]' });
+    expect(params(social)).toMatchObject({ search_terms: 'acme.example', publisher_platforms: '["FACEBOOK"]', ad_reached_countries: '["ALL"]' });
   });
 
   it('a platform that fails is listed in errors while the others answer; all failing fails the call', async () => {

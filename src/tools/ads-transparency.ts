@@ -6,7 +6,7 @@
  *   in a country (numeric region = 2000 + ISO 3166 numeric code), on one Google surface
  *   (`platform`) or all, with creative_format and a date range;
  * - the social ad library (META_AD_LIBRARY_ACCESS_TOKEN) as the `social` block, by domain,
- *   optionally one network (`social_platform`).
+ *   optionally one network (`social_platform`), in the country or (none given) `ALL`.
  * `platforms` overrides which blocks are queried (each separately); otherwise `platform` (or all
  * Google surfaces, block `google`), plus `social` when social_platform is given. A platform that
  * fails is listed in `errors` and the others still answer; when every one fails the call fails.
@@ -129,7 +129,7 @@ async function socialBlock(s: AdsVendorSettings, a: AdsTransparencyArgs, ctx: Pi
   const ads = await socialAds(
     s,
     'ads_transparency',
-    { terms: a.domain, country: a.country ?? 'US', platform: a.social_platform, from: a.start_date, to: a.end_date },
+    { terms: a.domain, country: a.country ?? 'ALL', platform: a.social_platform, from: a.start_date, to: a.end_date },
     ctx,
   );
   return {
