@@ -11,7 +11,7 @@
  * of a turn that the workflow's hook holds for a person (AgentDeps.approveTool) are decided,
  * one after another, before any call of the turn runs; a refused call is not run and the
  * model is told why. AgentDeps.timeoutMs (AGENT_TIMEOUT_SECONDS) bounds one agent's execution
- * (timeout.ts): its deadline is journaled, and it fails with AgentTimedOut when it passes.
+ * (timeout.ts): its deadline survives a re-activation, and it fails with AgentTimedOut when it passes.
  */
 export { EphemeralContext, scopedContext } from './context.js';
 export type { AgentContext } from './context.js';

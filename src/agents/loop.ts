@@ -10,7 +10,8 @@
  * `maxIterations` turns with tool calls the model is asked to answer without tools.
  *
  * With AgentDeps.timeoutMs (AGENT_TIMEOUT_SECONDS) the whole loop runs on the agent's clock
- * (timeout.ts): its deadline is journaled, waits for a person about a held call do not count,
+ * (timeout.ts): its deadline runs from its first model call's journaled start (a re-activation
+ * continues it), waits for a person about a held call do not count,
  * and when it passes the call under way is aborted and the agent fails with AgentTimedOut.
  */
 import type { ChatMessage } from '../llm/index.js';
@@ -24,7 +25,7 @@ import { approveCalls, llmToolsOf, toolStep } from './tool-step.js';
 /** Runs one agent to its answer (on its own clock when AgentDeps.timeoutMs is set). */
 export async function runAgentLoop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec): Promise<AgentOutput> {
   if (!deps.timeoutMs) return loop(ctx, deps, spec);
-  const clock = await startAgentClock(ctx, spec.agentId, deps.timeoutMs, spec.stepPrefix);
+  const clock = startAgentClock(ctx, spec.agentId, deps.timeoutMs);
   try {
     // The turns run on the loop's clock, not each on one of its own.
     return await loop(clock.ctx, { ...deps, timeoutMs: undefined }, spec, clock);
@@ -86,6 +87,7 @@ async function loop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec, clock?:
     });
     usage = addUsage(usage, turn.usage);
     last = turn;
+    if (i === 1) clock?.anchor(turn.startedAt);
     if (!turn.toolCalls?.length || forced) break;
     messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
     const steps = turn.toolCalls.map((_, j) => `${step}-tool-${j + 1}`);

@@ -20,7 +20,8 @@ export interface Turn {
   usage: LlmUsage;
   cacheHit?: boolean;
   cacheScore?: number;
-  /** When the call ended (ms since the epoch): the agent's clock counts a wait for a person from it (timeout.ts). */
+  /** When the call started and ended (ms since the epoch): the agent's clock runs from a first turn's start and counts a wait for a person from a turn's end (timeout.ts). */
+  startedAt?: number;
   endedAt?: number;
 }
 
@@ -52,10 +53,11 @@ export async function modelTurn(
   // A recorded call is counted against the budgets again (this run's totals), silently.
   const replayed = !o.inStep && outer.isRecorded(step);
   // A one-call agent's clock (AGENT_TIMEOUT_SECONDS); the tool loop runs its turns on its own.
-  const clock = deps.timeoutMs && !o.inStep && !replayed ? await startAgentClock(outer, spec.agentId, deps.timeoutMs) : undefined;
+  const clock = deps.timeoutMs && !o.inStep && !replayed ? startAgentClock(outer, spec.agentId, deps.timeoutMs) : undefined;
   const ctx = clock?.ctx ?? outer;
   const answer = spec.finalAnswer ? { final_answer: true } : {};
   const run = async (): Promise<Turn> => {
+    const startedAt = Date.now();
     o.before?.();
     if (o.announce) ctx.emit('AGENT_STARTED', spec.agentId, `Agent ${spec.agentId} started`);
     deps.budget?.beforeCall(ctx, spec.agentId);
@@ -114,6 +116,7 @@ export async function modelTurn(
       usage: r.usage,
       ...(r.toolCalls?.length ? { toolCalls: r.toolCalls } : {}),
       ...(cacheHit ? { cacheHit, cacheScore: r.cacheScore ?? 1 } : {}),
+      startedAt,
       endedAt: Date.now(),
     };
     if (o.announce) ctx.emit('AGENT_COMPLETED', spec.agentId, `Agent ${spec.agentId} completed`, { total_tokens: r.usage.totalTokens });

@@ -5,19 +5,24 @@
  * and the agent fails with `AgentTimedOut` (DEADLINE_EXCEEDED, a message naming the setting),
  * which the workflow's failure handling treats like any other failure of that agent.
  *
- * Durable: a multi-step agent (the tool loop) journals its deadline as its first step
- * (`<stepPrefix>-clock`), so an activation after a crash or a redelivery continues the same
- * deadline instead of starting a fresh one: time the workflow was down counts. Steps already
- * recorded replay whatever the clock says (a finished agent is never failed by a replay).
+ * Durable: the tool loop's deadline is anchored to the start of its first model call, which
+ * is journaled with that turn (`Turn.startedAt`), so an activation after a crash or a
+ * redelivery continues the same deadline instead of starting a fresh one: time the workflow
+ * was down counts, and a deadline that passed meanwhile fails the agent's next live step at
+ * once. No journal entry of its own is written for it. Steps already recorded replay whatever
+ * the clock says (a finished agent is never failed by a replay). Until the first call is
+ * recorded there is nothing to anchor to: a crash during it starts the clock again, like a
+ * one-call agent below.
+ *
  * Time spent waiting for a person (a tool call held by a tool policy) does not count: when
  * any call of a turn was asked about, the deadline is moved on by the time from the end of
  * that turn's model call (recorded in the turn) to the moment the answers were in, and the new
- * deadline is journaled (`<turn step>-clock`) so every replay uses the same one.
+ * deadline is journaled (`<turn step>-clock`, only then) so every replay uses the same one.
  *
  * A one-call agent (simple mode, a planner, a synthesis, a template step) is one journaled
- * step: it is run whole or not at all, so its clock starts with the call and is not journaled;
- * a call cut off by a crash runs again with its full time (at most WORKER_MAX_DELIVER times,
- * and within the task's own TASK_TIMEOUT_SECONDS).
+ * step: it is run whole or not at all, so its clock starts with the call; a call cut off by a
+ * crash runs again with its full time (at most WORKER_MAX_DELIVER times, and always within
+ * the task's own TASK_TIMEOUT_SECONDS, which counts from the submission: never forever).
  */
 import { AppError, Code } from '../kernel/index.js';
 import type { AgentContext } from './context.js';
@@ -39,17 +44,16 @@ export interface AgentClock {
    * journaled under `step`.
    */
   paused<R>(step: string, since: number | undefined, fn: () => Promise<R>, asked: (r: R) => boolean): Promise<R>;
+  /** Anchors the deadline to the agent's journaled start (its first turn's `startedAt`). */
+  anchor(startedAt: number | undefined): void;
   /** The error to throw for `err`: the timeout when the clock stopped the agent, else `err`. */
   failure(err: unknown): unknown;
   /** Stops the timer (the agent finished or failed). */
   stop(): void;
 }
 
-/**
- * Starts an agent's clock. `stepPrefix`: journal its deadline under `<stepPrefix>-clock` (the
- * tool loop); absent: a one-step agent, not journaled.
- */
-export async function startAgentClock(parent: AgentContext, agentId: string, timeoutMs: number, stepPrefix?: string): Promise<AgentClock> {
+/** Starts an agent's clock: its deadline is `timeoutMs` from now until anchored. */
+export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs: number): AgentClock {
   const error = new AgentTimedOut(agentId, timeoutMs);
   // Replaced when the deadline moves on after it had passed (a replay reaching a wait for a
   // person): the agent's signal is read afresh by every call.
@@ -57,7 +61,7 @@ export async function startAgentClock(parent: AgentContext, agentId: string, tim
   let signal = AbortSignal.any([parent.signal, ac.signal]);
   let paused = false;
   const mine = () => !paused && ac.signal.aborted && !parent.signal.aborted;
-  let deadline = stepPrefix ? await parent.step(`${stepPrefix}-clock`, async () => Date.now() + timeoutMs) : Date.now() + timeoutMs;
+  let deadline = Date.now() + timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     clearTimeout(timer);
@@ -112,6 +116,11 @@ export async function startAgentClock(parent: AgentContext, agentId: string, tim
         paused = false;
         arm();
       }
+    },
+    anchor(startedAt) {
+      if (startedAt === undefined) return;
+      deadline = startedAt + timeoutMs;
+      arm();
     },
     failure: (err) => (mine() ? error : err),
     stop: () => clearTimeout(timer),
