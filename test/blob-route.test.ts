@@ -43,6 +43,7 @@ beforeAll(async () => {
     RATE_LIMIT_REQUESTS: '100000',
     TOOLS_HTTP_ALLOW_HOSTS: '127.0.0.1',
     BROWSER_MAX_PAGES: '1',
+    PATH: process.env.PATH ?? '',
   });
   owner = await registerUser(t.base, 'blob-owner');
   stranger = await registerUser(t.base, 'blob-stranger');

@@ -101,7 +101,7 @@ beforeAll(async () => {
     if (u.pathname === '/redirect-in') return res.writeHead(302, { location: '/plain' }).end();
     html(res, 'not found', 404);
   });
-  pool = new BrowserPool({ maxPages: 2, launchTimeoutMs: 30_000 }, '127.0.0.1');
+  pool = new BrowserPool({ maxPages: 2, launchTimeoutMs: 30_000, searchPath: process.env.PATH }, '127.0.0.1');
   const deps = { pool, allowHosts: '127.0.0.1', blobs };
   registry = new ToolRegistry([browserScreenshotTool(deps), lpVisualAnalyzeTool({ ...deps, model }), lpBatchAnalyzeTool({ ...deps, model })]);
 });
@@ -224,17 +224,11 @@ describe('browser_screenshot', () => {
     expect(e.error).toBe(
       "browser: BROWSER_EXECUTABLE_PATH /nonexistent/chromium is not an executable file; install Debian's chromium (apt-get install chromium) or set BROWSER_EXECUTABLE_PATH to a Chromium or Chrome binary",
     );
-    const none = new BrowserPool({ maxPages: 1, launchTimeoutMs: 5000 }, '');
-    const saved = process.env.PATH;
-    process.env.PATH = '/nonexistent';
-    try {
-      const e2 = await new ToolRegistry([browserScreenshotTool({ pool: none, allowHosts: '' })]).execute('browser_screenshot', { url: 'https://example.com/' });
-      expect(e2.error).toMatch(
-        /^browser: no headless browser found \(looked for chromium, chromium-browser, google-chrome, google-chrome-stable on PATH\); install Debian's chromium/,
-      );
-    } finally {
-      process.env.PATH = saved;
-    }
+    const none = new BrowserPool({ maxPages: 1, launchTimeoutMs: 5000, searchPath: '/nonexistent:/also-not-here' }, '');
+    const e2 = await new ToolRegistry([browserScreenshotTool({ pool: none, allowHosts: '' })]).execute('browser_screenshot', { url: 'https://example.com/' });
+    expect(e2.error).toMatch(
+      /^browser: no headless browser found \(looked for chromium, chromium-browser, google-chrome, google-chrome-stable on PATH\); install Debian's chromium/,
+    );
     await r.close();
   });
 });
@@ -336,7 +330,12 @@ describe('the browser process', () => {
 
 describe('settings', () => {
   it('BROWSER_* have their defaults and refuse bad values naming the variable', () => {
-    expect(loadConfig({}).tools.browser).toEqual({ executablePath: undefined, maxPages: 2, launchTimeoutMs: 30_000 });
+    expect(loadConfig({ PATH: '/usr/bin:/bin' }).tools.browser).toEqual({
+      executablePath: undefined,
+      maxPages: 2,
+      launchTimeoutMs: 30_000,
+      searchPath: '/usr/bin:/bin',
+    });
     expect(loadConfig({ BROWSER_EXECUTABLE_PATH: ' /opt/chrome/chrome ', BROWSER_MAX_PAGES: '4' }).tools.browser).toMatchObject({
       executablePath: '/opt/chrome/chrome',
       maxPages: 4,

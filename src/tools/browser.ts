@@ -24,6 +24,8 @@ export interface BrowserSettings {
   maxPages: number;
   /** BROWSER_LAUNCH_TIMEOUT_MS. */
   launchTimeoutMs: number;
+  /** Folders searched for the binary when executablePath is unset (the PATH the service started with). */
+  searchPath?: string;
 }
 
 export const DEVICES = ['desktop', 'mobile', 'tablet'] as const;
@@ -49,13 +51,13 @@ function executable(path: string): boolean {
 }
 
 /** The browser binary to launch, or a ToolError('not_configured') saying what to install or set. */
-export function resolveBrowserExecutable(configured: string | undefined, pathEnv = process.env.PATH ?? ''): string {
+export function resolveBrowserExecutable(configured: string | undefined, searchPath: string): string {
   if (configured) {
     if (!executable(configured))
       throw new ToolError(`browser: BROWSER_EXECUTABLE_PATH ${configured} is not an executable file; ${INSTALL_HINT}`, 'not_configured');
     return configured;
   }
-  for (const dir of pathEnv.split(delimiter).filter(Boolean)) {
+  for (const dir of searchPath.split(delimiter).filter(Boolean)) {
     for (const name of PATH_NAMES) {
       const p = join(dir, name);
       if (executable(p)) return p;
@@ -84,7 +86,7 @@ export class BrowserPool {
 
   /** The binary that will be launched; throws the ToolError saying what to install or set. */
   executable(): string {
-    return resolveBrowserExecutable(this.s.executablePath);
+    return resolveBrowserExecutable(this.s.executablePath, this.s.searchPath ?? '');
   }
 
   /** Whether a browser binary is there (tools without one are not offered to models). */
