@@ -44,7 +44,7 @@ export const MAX_VENDOR_RESPONSE_BYTES = 5 * 1024 * 1024;
 
 /** The key a tool needs, or a `not_configured` error naming its variable. */
 export function requireSetting(value: string | undefined, variable: string, tool: string, what: string): string {
-  if (!value) throw new ToolError(`${tool}: ${variable} is not set (the ${what} key); set it to use this agent`, 'not_configured');
+  if (!value) throw new ToolError(`${tool}: ${variable} is not set (${what}); set it to use this agent`, 'not_configured');
   return value;
 }
 
@@ -155,7 +155,7 @@ export async function serpApiSearch(
   params: Record<string, string | number | undefined>,
   ctx: Pick<ToolContext, 'signal'>,
 ): Promise<Record<string, unknown>> {
-  const key = requireSetting(s.serpApiKey, 'SERPAPI_API_KEY', tool, 'search-results vendor');
+  const key = requireSetting(s.serpApiKey, 'SERPAPI_API_KEY', tool, 'the search-results vendor key');
   return engineSearch(vendorUrl(s.serpApiBaseUrl, 'search.json', 'SERPAPI_BASE_URL'), key, params, s.timeoutMs, ctx);
 }
 
@@ -207,7 +207,7 @@ export async function adLibrarySearch(
   params: Record<string, string | undefined>,
   ctx: Pick<ToolContext, 'signal'>,
 ): Promise<Record<string, unknown>[]> {
-  const token = requireSetting(s.metaAccessToken, 'META_AD_LIBRARY_ACCESS_TOKEN', tool, 'ad library access');
+  const token = requireSetting(s.metaAccessToken, 'META_AD_LIBRARY_ACCESS_TOKEN', tool, 'the ad library access token');
   const first = vendorUrl(s.metaBaseUrl, 'ads_archive', 'META_AD_LIBRARY_BASE_URL');
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') first.searchParams.set(k, v);
   first.searchParams.set('fields', AD_LIBRARY_FIELDS.join(','));
