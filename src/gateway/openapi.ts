@@ -7,6 +7,7 @@ import { skillPaths } from './skill-routes.js';
 import { agentPaths, agentSchemas } from './agent-routes.js';
 import { channelPaths } from './channel-routes.js';
 import { blobPaths } from './blob-routes.js';
+import { memoryPaths, memorySchemas } from './memory-routes.js';
 import { approvalPaths, approvalSchemas } from './approval-routes.js';
 import { reviewPaths, reviewSchemas } from './review-routes.js';
 import { openAiPaths, openAiSchemas } from './openai/openapi.js';
@@ -119,6 +120,7 @@ export function buildOpenApi(version: string) {
         ...approvalSchemas,
         ...reviewSchemas,
         ...agentSchemas,
+        ...memorySchemas,
       },
     },
     paths: {
@@ -473,6 +475,7 @@ export function buildOpenApi(version: string) {
       ...reviewPaths,
       ...agentPaths,
       ...blobPaths,
+      ...memoryPaths,
       ...openAiPaths,
       '/api/v1/tools': {
         get: {

@@ -39,6 +39,7 @@ import { registerChannelRoutes } from './channel-routes.js';
 import { registerSkillRoutes } from './skill-routes.js';
 import { registerTimelineRoute } from './timeline-route.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
+import { registerMemoryRoutes } from './memory-routes.js';
 import { copyRequest, corsHeaders, route, writeReply, type CorsPolicy, type Reply } from './http.js';
 import { buildOpenApi } from './openapi.js';
 import { StreamHub } from './streams.js';
@@ -147,6 +148,7 @@ export class Gateway {
       registerSessionRoutes(app, rd);
       registerTimelineRoute(app, rd);
       registerWorkspaceRoutes(app, rd);
+      registerMemoryRoutes(app, rd);
       registerBlobRoutes(app, rd);
       registerScheduleRoutes(app, rd);
       if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });

@@ -5,27 +5,11 @@
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import { badRequest } from '../kernel/index.js';
-import { FileTooLargeError, Workspace, decodeUrlPath, parseWorkspacePath, type WorkspaceOptions } from '../workspace/index.js';
+import { FileTooLargeError, Workspace, parseWorkspacePath, type WorkspaceOptions } from '../workspace/index.js';
+import { boolParam, wildcardPath } from './workspace-params.js';
 import { sendFile, type SendState } from './workspace-send.js';
 import { copyRequest, corsHeaders, errorReply, route, writeReply, type Reply, type Req } from './http.js';
 import { requireSession, type RouteDeps } from './route-deps.js';
-
-function boolParam(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  if (v === null || v === '' || v === 'false' || v === '0') return false;
-  if (v === 'true' || v === '1') return true;
-  throw badRequest(`${name} must be a boolean`);
-}
-
-/**
- * The wildcard part of a raw (undecoded) URL: everything after `/files/`. Taken from the raw
- * URL because uWS hands out the path undecoded and the `*` has no parameter of its own; it is
- * decoded as a whole, so `%2F`, `%2e%2e` and `%5C` are checked like their literal forms.
- */
-function wildcardPath(rawUrl: string): string {
-  const parts = rawUrl.split('/'); // ['', 'api', 'v1', 'sessions', id, 'files', ...rest]
-  return decodeUrlPath(parts.slice(6).join('/'));
-}
 
 export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts: WorkspaceOptions = {}): void {
   const ws = new Workspace(deps.workspaceRoot, opts);
@@ -65,7 +49,7 @@ export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts
         if (req.invalid) throw badRequest(req.invalid); // what route() refuses for every other route
         const { p, headers } = await deps.admit(req);
         rateHeaders = headers;
-        const segs = parseWorkspacePath(wildcardPath(req.url), { allowLeadingSlash: false });
+        const segs = parseWorkspacePath(wildcardPath(req.url, 5), { allowLeadingSlash: false });
         const s = await requireSession(deps.domains.sessionLookup, req.params[0], p);
         const f = await ws.openFile(s.id, segs);
         if (state.aborted) {

@@ -7,6 +7,9 @@
  * symbolic link (real paths are checked, writes open with O_NOFOLLOW); files over the size
  * cap are refused with 413 before anything is read or written; content types come from the
  * bytes, never from the name (content-type.ts).
+ *
+ * Per-user memory (memory.ts) is the same Workspace rooted at `<workspaceRoot>/memory`, one
+ * folder per user UUID, under the same rules.
  */
 export {
   BINARY_MESSAGE,
@@ -25,3 +28,4 @@ export {
 export { decodeUrlPath, parseWorkspacePath } from './paths.js';
 export { detectContentType } from './content-type.js';
 export { Workspace } from './workspace.js';
+export { MEMORY_DIR, NO_USER_MESSAGE, memoryFolderOf, memoryWorkspace } from './memory.js';

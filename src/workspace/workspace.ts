@@ -35,7 +35,8 @@
  *   a result over `maxFileBytes` → 413 as for downloads, checked before anything is written.
  * - Reading text (`readText`): the download checks, except that a file over `maxFileBytes` is
  *   read in part (at most `maxBytes`); NUL bytes or invalid UTF-8 → 400
- *   `file is not UTF-8 text (binary content)`.
+ *   `file is not UTF-8 text (binary content)`. Reading a whole file (`readFile`, the memory
+ *   route's JSON download): exactly the download checks.
  */
 import { constants as FS } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -67,9 +68,9 @@ export class Workspace {
     this.maxListEntries = opts.maxListEntries ?? WORKSPACE_MAX_LIST_ENTRIES;
   }
 
-  /** The session folder: always the UUID, never the external id. */
+  /** The session folder: always the UUID, never the external id (a user's UUID in the memory workspace, memory.ts). */
   dirFor(sessionId: string): string {
-    if (!/^[0-9a-fA-F-]{36}$/.test(sessionId)) throw new Error(`not a session UUID: ${sessionId}`);
+    if (!/^[0-9a-fA-F-]{36}$/.test(sessionId)) throw new Error(`not a folder UUID: ${sessionId}`);
     return join(this.root, sessionId);
   }
 
@@ -318,16 +319,8 @@ export class Workspace {
   async readText(sessionId: string, segs: string[], maxBytes: number): Promise<TextFile> {
     const { fh, size } = await this.openFile(sessionId, segs, { ignoreSizeCap: true });
     try {
-      const want = Math.max(0, Math.min(size, maxBytes));
-      const buf = Buffer.alloc(want);
-      let got = 0;
-      while (got < want) {
-        const { bytesRead } = await fh.read(buf, got, want - got, got);
-        if (bytesRead === 0) break; // shrunk meanwhile
-        got += bytesRead;
-      }
-      const truncated = size > got;
-      const bytes = buf.subarray(0, got);
+      const bytes = await readPrefix(fh, Math.max(0, Math.min(size, maxBytes)));
+      const truncated = size > bytes.byteLength;
       if (bytes.includes(0)) throw badRequest(BINARY_MESSAGE);
       let content: string;
       try {
@@ -341,4 +334,26 @@ export class Workspace {
       await fh.close();
     }
   }
+
+  /** A whole file's bytes, after the download's checks (size cap included): for JSON downloads. */
+  async readFile(sessionId: string, segs: string[]): Promise<{ path: string; bytes: Buffer }> {
+    const { fh, size } = await this.openFile(sessionId, segs);
+    try {
+      return { path: toClientPath(segs), bytes: await readPrefix(fh, size) };
+    } finally {
+      await fh.close();
+    }
+  }
+}
+
+/** At most `want` bytes from the start of an open file (fewer when it shrank meanwhile). */
+async function readPrefix(fh: FileHandle, want: number): Promise<Buffer> {
+  const buf = Buffer.alloc(want);
+  let got = 0;
+  while (got < want) {
+    const { bytesRead } = await fh.read(buf, got, want - got, got);
+    if (bytesRead === 0) break; // shrunk meanwhile
+    got += bytesRead;
+  }
+  return buf.subarray(0, got);
 }
