@@ -144,10 +144,10 @@ export class EdgarClient {
         .slice(0, MAX_OLDER_PAGES);
       for (const p of pages) all.push(...rows(await vendorJson<Columns>(this.get(tool, vendorUrl(this.s.dataUrl, `submissions/${p.name as string}`), signal))));
     }
-    const seen = new Set<string>();
-    const filings = all
-      .filter((f) => f.filedDate >= since && f.accession && !seen.has(f.accession) && (seen.add(f.accession), true))
-      .sort((a, b) => (a.filedDate < b.filedDate ? 1 : a.filedDate > b.filedDate ? -1 : 0));
+    // One entry per accession (a page may repeat what `recent` holds), newest first.
+    const byAccession = new Map<string, EdgarFiling>();
+    for (const f of all) if (f.accession && f.filedDate >= since && !byAccession.has(f.accession)) byAccession.set(f.accession, f);
+    const filings = [...byAccession.values()].sort((a, b) => b.filedDate.localeCompare(a.filedDate));
     return { name: typeof sub?.name === 'string' ? sub.name : '', filings };
   }
 
