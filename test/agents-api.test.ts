@@ -235,6 +235,16 @@ describe('POST /api/v1/agents/{id}', () => {
     expect(s.error).toBe('agent search failed: web_search: searxng search failed: HTTP 500 Internal Server Error');
   });
 
+  it('a cancel while the tool runs stops it: CANCELLED, no AGENT_COMPLETED', async () => {
+    const id = (await json(await post('/api/v1/agents/search', { input: { query: 'slow' } }))).task_id;
+    await waitFor(async () => (await json(await get(`/api/v1/tasks/${id}`))).status === 'TASK_STATUS_RUNNING', 10_000, 20);
+    expect((await post(`/api/v1/tasks/${id}/cancel`, { reason: 'enough' })).status).toBe(200);
+    const s = await ended(id);
+    expect(s.status).toBe('TASK_STATUS_CANCELLED');
+    const types = (await archivedEvents(t.base, id, 30_000, a.h)).map((e) => e.type);
+    expect(types).not.toContain('AGENT_COMPLETED');
+  });
+
   it('an agent running past AGENT_TIMEOUT_SECONDS fails with a timeout error naming the setting', async () => {
     const t0 = Date.now();
     const r = await post('/api/v1/agents/search', { input: { query: 'slow' } });
