@@ -41,14 +41,16 @@ const LANDING = `<!doctype html><html><head><title>Acme Rockets</title><meta nam
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-async function serve(host: string, handler: Handler): Promise<{ server: Server; base: string; hits: string[] }> {
+async function serve(host: string, handler: Handler): Promise<{ server: Server; base: string; hits: string[]; connections: number[] }> {
   const hits: string[] = [];
   const server = createServer((req, res) => {
     hits.push(req.url ?? '');
     handler(req, res);
   });
+  const connections: number[] = [];
+  server.on('connection', () => connections.push(Date.now()));
   await new Promise<void>((r) => server.listen(0, host, r));
-  return { server, base: `http://${host}:${(server.address() as AddressInfo).port}`, hits };
+  return { server, base: `http://${host}:${(server.address() as AddressInfo).port}`, hits, connections };
 }
 
 const html = (res: ServerResponse, body: string, status = 200) => res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
@@ -97,6 +99,13 @@ beforeAll(async () => {
       );
     if (u.pathname === '/late-data') return res.writeHead(200, { 'content-type': 'text/plain' }).end('after');
     if (u.pathname === '/offsite-image') return html(res, `<title>Offsite</title><img src="${other.base}/pixel.png">`);
+    if (u.pathname === '/offsite-ws') {
+      const ws = other.base.replace('http:', 'ws:');
+      return html(
+        res,
+        `<title>ws</title><script>const w = new WebSocket('${ws}/ws'); w.onerror = () => (document.title = 'ws refused'); w.onopen = () => (document.title = 'ws open')</script>`,
+      );
+    }
     if (u.pathname === '/redirect-out') return res.writeHead(302, { location: `${other.base}/landing` }).end();
     if (u.pathname === '/redirect-in') return res.writeHead(302, { location: '/plain' }).end();
     html(res, 'not found', 404);
@@ -193,7 +202,10 @@ describe('browser_screenshot', () => {
     expect(redirected.error).toMatch(/^refused: 127\.0\.0\.2 resolves to 127\.0\.0\.2/);
     const page = await shot({ url: `${pages.base}/offsite-image`, wait_until: 'load' });
     expect(page.error).toBeNull();
+    const ws = await shot({ url: `${pages.base}/offsite-ws`, wait_until: 'networkidle' });
+    expect((ws.output as any).title).toBe('ws refused');
     expect(other.hits).toEqual([]);
+    expect(other.connections).toEqual([]);
   });
 
   it('stores a screenshot over 500 KB as a blob of its owner and returns a reference', async () => {
