@@ -491,6 +491,10 @@ describe('ads_transparency', () => {
     expect((await run(registry, 'ads_transparency', { domain: 'a.example', start_date: '2025-02-30' })).error).toBe(
       'start_date must be a date as YYYY-MM-DD, got "2025-02-30"',
     );
+    expect((await run(registry, 'ads_transparency', { domain: 'a.example', platforms: ['SEARCH'], social_platform: 'instagram' })).error).toBe(
+      'social_platform filters the SOCIAL block, which platforms does not include: add SOCIAL to platforms',
+    );
+    expect((await run(registry, 'ads_transparency', { domain: 'a.example', platforms: ['SOCIAL'], creative_format: 'VIDEO' })).errorKind).toBe('bad_arguments');
     const bad = await run(registry, 'ads_transparency', { domain: 'a.example', country: 'XX' });
     expect(bad.errorKind).toBe('bad_arguments');
     expect(bad.error).toBe('country "XX" is not an ISO 3166 alpha-2 country code');

@@ -192,6 +192,14 @@ export function adsTransparencyTool(s: AdsVendorSettings): Tool<AdsTransparencyA
       if (from && to && from > to) throw new ToolError(`start_date ${from} is after end_date ${to}`, 'bad_arguments');
       if (a.country) regionOf(a.country);
       const queried: string[] = a.platforms?.length ? [...new Set(a.platforms)] : [a.platform ?? 'GOOGLE', ...(a.social_platform ? ['SOCIAL'] : [])];
+      // A filter for a block that is not queried would be silently ignored: refused instead.
+      if (a.social_platform && !queried.includes('SOCIAL'))
+        throw new ToolError('social_platform filters the SOCIAL block, which platforms does not include: add SOCIAL to platforms', 'bad_arguments');
+      if (a.creative_format && queried.every((p) => p === 'SOCIAL'))
+        throw new ToolError(
+          'creative_format filters the Google blocks, and platforms names none: add a Google platform or drop creative_format',
+          'bad_arguments',
+        );
       const errors: { platform: string; error: string; kind: string }[] = [];
       const blocks: Record<string, unknown> = {};
       let searches = 0;
