@@ -142,7 +142,6 @@ describe('OrchestratorService over gRPC (HTTP/2)', () => {
   it('refuses with InvalidArgument every field that is not available yet, and queues nothing', async () => {
     const marker = `grpc-not-yet-${randomUUID()}`;
     const cases: [Parameters<typeof orch.submitTask>[0], string][] = [
-      [{ context: { force_swarm: true } }, 'context.force_swarm'],
       [{ manualDecomposition: { mode: ExecutionMode.COMPLEX } }, 'manual_decomposition'],
       [{ sessionContext: {} }, 'session_context'],
       [{ metadata: { tokenBudget: 1000 } }, 'metadata.token_budget'],

@@ -10,11 +10,12 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import { loadAgentCatalogue, validateAgentInput } from '../agents/index.js';
 import { connectBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
-import type { Logger } from '../kernel/index.js';
+import { badRequest, type Logger } from '../kernel/index.js';
 import { BudgetedProvider, UsageStore, type LlmProvider } from '../llm/index.js';
 import { clientAuthInterceptor } from '../rpc/index.js';
 import { sessionRegistry } from '../sessions/index.js';
 import { loadSkills } from '../skills/index.js';
+import { SWARM_DISABLED } from '../swarm/index.js';
 import { connectSql, migrate } from '../store/index.js';
 import { TaskStore } from '../tasks/index.js';
 import { loadTemplates } from '../templates/index.js';
@@ -135,6 +136,9 @@ export async function openContext(
       agent: (id, input) => {
         const a = agents.get(id);
         return { id: a.id, tool: a.tool, input: validateAgentInput(a, input) };
+      },
+      swarm: () => {
+        if (!cfg.features.swarm.enabled) throw badRequest(SWARM_DISABLED);
       },
     },
     tools,

@@ -42,7 +42,7 @@ export interface SwarmLimits {
   max_total_llm_calls: number;
   /** Tokens of the whole swarm. */
   max_total_tokens: number;
-  /** The swarm's time from its plan to its synthesis. */
+  /** The swarm's time from its plan to its synthesis (may be fractional: 0.5 is 30 s). */
   max_wall_clock_minutes: number;
 }
 
@@ -70,8 +70,11 @@ const SWARM_BOUNDS: Readonly<Record<Exclude<keyof SwarmLimits, 'enabled'>, [numb
   workspace_max_entries: [0, 100],
   max_total_llm_calls: [1, 100_000],
   max_total_tokens: [1, 1_000_000_000],
-  max_wall_clock_minutes: [1, 1440],
+  max_wall_clock_minutes: [0.01, 1440],
 };
+
+/** Limits that may be fractional (a wall clock of 0.5 minutes); the others are integers. */
+const FRACTIONAL = new Set(['max_wall_clock_minutes']);
 
 export interface Features {
   approvals: ApprovalPolicies;
@@ -97,7 +100,10 @@ export function swarmLimits(v: unknown, env: Env = {}): SwarmLimits {
       const bounds = Object.hasOwn(SWARM_BOUNDS, k) ? SWARM_BOUNDS[k as keyof typeof SWARM_BOUNDS] : undefined;
       if (!bounds) fail(`swarm.${k} is not a setting (known: enabled, ${Object.keys(SWARM_BOUNDS).join(', ')})`);
       const [min, max] = bounds!;
-      if (typeof x !== 'number' || !Number.isInteger(x) || x < min || x > max) fail(`swarm.${k} must be an integer from ${min} to ${max}`);
+      const whole = !FRACTIONAL.has(k);
+      if (typeof x !== 'number' || !Number.isFinite(x) || (whole && !Number.isInteger(x)) || x < min || x > max) {
+        fail(`swarm.${k} must be ${whole ? 'an integer' : 'a number'} from ${min} to ${max}`);
+      }
       out[k as keyof typeof SWARM_BOUNDS] = x as number;
     }
   }

@@ -10,6 +10,7 @@ import { blobPaths } from './blob-routes.js';
 import { memoryPaths, memorySchemas } from './memory-routes.js';
 import { approvalPaths, approvalSchemas } from './approval-routes.js';
 import { reviewPaths, reviewSchemas } from './review-routes.js';
+import { swarmPaths, swarmSchemas } from './swarm-routes.js';
 import { openAiPaths, openAiSchemas } from './openai/openapi.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
@@ -119,6 +120,7 @@ export function buildOpenApi(version: string) {
         ...openAiSchemas,
         ...approvalSchemas,
         ...reviewSchemas,
+        ...swarmSchemas,
         ...agentSchemas,
         ...memorySchemas,
       },
@@ -473,6 +475,7 @@ export function buildOpenApi(version: string) {
       ...channelPaths,
       ...approvalPaths,
       ...reviewPaths,
+      ...swarmPaths,
       ...agentPaths,
       ...blobPaths,
       ...memoryPaths,

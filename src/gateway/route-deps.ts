@@ -6,6 +6,7 @@ import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import { notFound, type Logger, type Principal } from '../kernel/index.js';
 import type { ScheduleStore } from '../scheduler/index.js';
 import type { SessionRow, Sessions } from '../sessions/index.js';
+import type { SwarmMessenger } from '../swarm/index.js';
 import type { SessionRef, TaskStore } from '../tasks/index.js';
 import type { ReviewService } from '../workflows/index.js';
 import type { CorsPolicy, Reply, Req } from './http.js';
@@ -66,6 +67,8 @@ export interface GatewayDomains {
   channels: ChannelService;
   /** Plan reviews of waiting research tasks (review-routes.ts). */
   review?: ReviewService;
+  /** People's messages to running swarms (swarm-routes.ts). */
+  swarm?: SwarmMessenger;
 }
 
 export interface RouteDeps {

@@ -25,6 +25,7 @@ import { Admission } from './admission.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerBlobRoutes } from './blob-routes.js';
 import { registerReviewRoutes } from './review-routes.js';
+import { registerSwarmRoutes } from './swarm-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import type { GatewayDomains, RouteDeps } from './route-deps.js';
 import { registerScheduleRoutes } from './schedule-routes.js';
@@ -156,6 +157,7 @@ export class Gateway {
       if (this.deps.agents) registerAgentRoutes(app, { ...rd, agents: this.deps.agents });
       registerChannelRoutes(app, rd);
       if (this.deps.domains.review) registerReviewRoutes(app, rd, this.deps.domains.review);
+      if (this.deps.domains.swarm) registerSwarmRoutes(app, rd, this.deps.domains.swarm);
     }
 
     this.streams.register(app);

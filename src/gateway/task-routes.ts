@@ -127,6 +127,8 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
       if (cached) return cached;
     }
     const body = validateSubmit(parseJsonBody(req));
+    // The swarm is asked for inside context only; at the top level it would be ignored.
+    if (Object.hasOwn(body, 'force_swarm')) throw badRequest('force_swarm belongs inside context: set context.force_swarm');
     // The submission rules (tasks/submit.ts) before any key is claimed; the orchestrator
     // applies the same ones to every caller.
     checkSubmission(

@@ -31,6 +31,8 @@ export interface WorkerOptions {
   taskTimeoutSeconds: number;
   /** Waits for people (task_waits); without it a workflow that must wait fails. */
   waits?: WaitStore;
+  /** The agent id of a task's WORKFLOW_STARTED and WORKFLOW_COMPLETED (a swarm's is swarm-supervisor); default `orchestrator`. */
+  producerOf?: (task: TaskStart) => string;
 }
 
 class TimeoutReached extends Error {
@@ -113,6 +115,12 @@ class Controller {
   close(): void {
     this.sub?.unsubscribe();
   }
+}
+
+/** The `metadata` object a workflow's error carries for the task's status, if any. */
+function metadataOf(err: unknown): Record<string, unknown> {
+  const m = (err as { metadata?: unknown } | undefined)?.metadata;
+  return m && typeof m === 'object' && !Array.isArray(m) ? (m as Record<string, unknown>) : {};
 }
 
 /** Redelivery of a workflow that failed with a retryable error: 2 s, 4 s, ... up to 30 s. */
@@ -357,7 +365,7 @@ export class Worker {
       control.apply(ctl.state);
       await ctx.step('start', async () => {
         const at = new Date();
-        ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'Workflow started', {
+        ctx.emit('WORKFLOW_STARTED', this.opts.producerOf?.(task) ?? 'orchestrator', 'Workflow started', {
           mode: task.mode,
           query: task.query,
           session_id: task.session_id,
@@ -420,7 +428,8 @@ export class Worker {
       await this.finish(ctx, task, {
         status: 'TASK_STATUS_FAILED',
         error: app.isPublic ? app.message : `internal error: ${app.message}`,
-        metadata: { error_code: Code[app.code] },
+        // A workflow's own failure metadata (a swarm's usage and cost) comes with its error.
+        metadata: { error_code: Code[app.code], ...metadataOf(err) },
       });
       entry.msg.ack();
     } finally {
@@ -477,7 +486,7 @@ export class Worker {
         await this.store.finishTask(task.task_id, outcome, new Date());
         await this.opts.waits?.closeOpen(task.task_id);
         if (outcome.status === 'TASK_STATUS_COMPLETED') {
-          ctx.emit('WORKFLOW_COMPLETED', 'orchestrator', 'Workflow completed', {
+          ctx.emit('WORKFLOW_COMPLETED', this.opts.producerOf?.(task) ?? 'orchestrator', 'Workflow completed', {
             result: outcome.result ?? '',
             usage: {
               total_tokens: outcome.totalTokens ?? 0,

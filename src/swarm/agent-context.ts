@@ -43,6 +43,8 @@ export class SwarmAgentContext implements AgentContext {
   readonly abort = new AbortController();
   /** Awaited before every step that runs (the workflow's pause gate); may throw. */
   beforeStep?: () => Promise<void>;
+  /** Called right after AGENT_STARTED is sent (the first iteration's PROGRESS follows it). */
+  afterStarted?: () => void;
   private readonly journal = new Map<string, Entry>();
   private readonly frames: Frame[] = [];
   private sentTotal = 0;
@@ -125,6 +127,7 @@ export class SwarmAgentContext implements AgentContext {
     if (!FORWARDED.has(type)) return;
     const event: MailEvent = { type: type as MailEvent['type'], message, ...(payload ? { payload } : {}) };
     this.send(LEAD, { kind: 'event', from: this.d.name, event });
+    if (type === 'AGENT_STARTED') this.afterStarted?.();
   }
 
   /**

@@ -93,6 +93,16 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
     timeoutMs: s.limits.timeoutMs,
   };
   let last = cursor;
+  const progress = (i: number) => {
+    const calls = ctx.calls;
+    ctx.emit('PROGRESS', s.name, `${s.name}: iteration ${i}`, {
+      iteration: i,
+      llm_calls: calls.length,
+      total_tokens: calls.reduce((n, c) => n + c.usage.totalTokens, 0),
+    });
+  };
+  // Every iteration's PROGRESS: the first right after AGENT_STARTED, the others when its mailbox is read.
+  ctx.afterStarted = () => progress(1);
   let out: AgentOutput | undefined;
   let failure: string | undefined;
   try {
@@ -123,12 +133,7 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
       beforeTurn: async (i) => {
         const got = await ctx.step(`${prefix}-inbox-${i}`, async () => {
           const mails = reader.take().filter((m) => m.seq > last);
-          const calls = ctx.calls;
-          ctx.emit('PROGRESS', s.name, `${s.name}: iteration ${i}`, {
-            iteration: i,
-            llm_calls: calls.length,
-            total_tokens: calls.reduce((n, c) => n + c.usage.totalTokens, 0),
-          });
+          if (i > 1) progress(i);
           return { mails, last: mails.reduce((n, m) => Math.max(n, m.seq), last) };
         });
         last = Math.max(last, got.last);

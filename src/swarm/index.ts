@@ -29,6 +29,6 @@ export { SwarmStopped, agentPrefix, workspaceText } from './agent-run.js';
 export type { AgentStart } from './agent-run.js';
 export { startAgentHost } from './agent-host.js';
 export type { AgentHostOptions } from './agent-host.js';
-export { MAX_PERSON_MESSAGE_CHARS, SWARM_NOT_FOUND, SwarmMessenger } from './messenger.js';
+export { MAX_PERSON_MESSAGE_CHARS, SWARM_DISABLED, SWARM_NOT_FOUND, SwarmMessenger } from './messenger.js';
 export { MAX_AGENT_MESSAGE_CHARS, SEND_MESSAGE_TOOL } from './send-tool.js';
 export { agentStartSubject, recruitAgent } from './recruit.js';

@@ -14,6 +14,9 @@ export const MAX_PERSON_MESSAGE_CHARS = 10_000;
 
 export const SWARM_NOT_FOUND = 'Swarm not found';
 
+/** The 400 of a task asking for a swarm (context.force_swarm) while the swarm is disabled. */
+export const SWARM_DISABLED = 'swarm is disabled on this server (config/features.yaml swarm.enabled, SWARM_ENABLED): context.force_swarm cannot be used';
+
 export class SwarmMessenger {
   constructor(
     private readonly board: SwarmBoard,

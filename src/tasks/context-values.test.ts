@@ -169,9 +169,8 @@ describe('lenient reader (contexts stored before the submission normalised them)
 });
 
 describe('not-available flags after coercion', () => {
-  it('refuses force_swarm only when it turns the swarm on', () => {
-    for (const v of TRUE_SPELLINGS) expect(notAvailableField({}, { force_swarm: v }), JSON.stringify(v)).toBe('context.force_swarm');
-    for (const v of [...FALSE_SPELLINGS, null]) expect(notAvailableField({}, { force_swarm: v }), JSON.stringify(v)).toBeUndefined();
+  it('no longer refuses force_swarm (the swarm runs), whatever its spelling', () => {
+    for (const v of [...TRUE_SPELLINGS, ...FALSE_SPELLINGS, null]) expect(notAvailableField({}, { force_swarm: v }), JSON.stringify(v)).toBeUndefined();
   });
 });
 
@@ -192,7 +191,8 @@ describe('checkSubmission', () => {
 
   it('keeps the refusals, after coercion', () => {
     expect(refusal(() => check({ force_research: 'yes' }))).toBe('context.force_research must be a boolean');
-    expect(refusal(() => check({ force_swarm: 'true' }))).toBe('context.force_swarm is not available yet');
+    expect(check({ force_swarm: 'true' }).context.force_swarm).toBe(true);
+    expect(refusal(() => check({ force_swarm: 'true', force_research: 'true' }))).toMatch(/context.force_swarm cannot be combined/);
     expect(check({ force_swarm: 'false' }).context.force_swarm).toBe(false);
     expect(refusal(() => check({ force_research: '1', iterative_max_iterations: '9' }))).toBe(
       'context.iterative_max_iterations must be an integer from 1 to 5',

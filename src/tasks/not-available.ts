@@ -14,8 +14,8 @@ import { CONTEXT_VALUE_RULES, parseBoolean } from './context-values.js';
 /** Top-level fields of the submission (REST body, gRPC SubmitOptions). */
 export const NOT_AVAILABLE_FIELDS: readonly string[] = [];
 
-/** Keys of `context`: the swarm workflow. */
-export const NOT_AVAILABLE_CONTEXT_KEYS = ['force_swarm'] as const;
+/** Keys of `context` nothing implements yet (none today: the swarm and named agents run). */
+export const NOT_AVAILABLE_CONTEXT_KEYS: readonly string[] = [];
 
 const given = (v: unknown) => v !== undefined && v !== null && v !== '' && v !== false && v !== 0;
 

@@ -172,6 +172,8 @@ export interface CatalogCheck {
    * 404 `Agent not found: <id>`, 400 `input validation failed: ...`.
    */
   agent?(id: string, input: Record<string, unknown>): TaskAgent;
+  /** Throws a 400 when the swarm workflow is disabled (config/features.yaml swarm.enabled, SWARM_ENABLED). */
+  swarm?(): void;
 }
 
 /**
@@ -254,6 +256,12 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (agent && research) throw badRequest('context.agent cannot be combined with the research workflow');
   const requireApproval = r.requireApproval === true || contextBoolean(context, 'require_approval') === true;
   if (research && (tplName || skillName)) throw badRequest('the research workflow cannot be combined with a template or a skill');
+  if (context.force_swarm === true) {
+    if (research || tplName || skillName || agent) {
+      throw badRequest('context.force_swarm cannot be combined with the research workflow, a template, a skill or a catalogue agent');
+    }
+    catalogs?.swarm?.();
+  }
   const score = requested || tplName || skillName || research || agent ? undefined : complexityScore(query);
   const tier = ((topTier ?? ctxTier) as Tier | undefined) ?? defaultTier;
   if (checkModel && (modelOverride || providerOverride)) checkModel({ tier, model: modelOverride, provider: providerOverride });

@@ -23,3 +23,5 @@ export { ReviewStore } from './review-store.js';
 export { MAX_FEEDBACK_BYTES, REVIEW_NOT_FOUND, ReviewService, ReviewUpstreamError } from './review-service.js';
 export type { FeedbackResult, ReviewServiceDeps, ReviewView } from './review-service.js';
 export { MAX_REVIEW_ROUNDS } from './review-text.js';
+export { SWARM_LEAD, SWARM_SUPERVISOR, SwarmFailed } from './swarm-state.js';
+export type { SwarmRuntime } from './swarm-state.js';

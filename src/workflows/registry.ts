@@ -11,10 +11,11 @@ import { research } from './research.js';
 import { simple } from './simple.js';
 import { skill } from './skill.js';
 import { standard } from './standard.js';
+import { swarmWorkflow } from './swarm.js';
 import { template } from './template.js';
 import type { Prepared, Workflow } from './workflow.js';
 
-export type WorkflowName = Mode | 'research' | 'template' | 'skill' | 'agent';
+export type WorkflowName = Mode | 'research' | 'template' | 'skill' | 'agent' | 'swarm';
 
 export const WORKFLOWS: Readonly<Record<WorkflowName, Workflow>> = Object.freeze({
   simple,
@@ -25,11 +26,14 @@ export const WORKFLOWS: Readonly<Record<WorkflowName, Workflow>> = Object.freeze
   template,
   skill,
   agent,
+  // A swarm whose every agent failed runs the task as normal routing would without force_swarm.
+  swarm: swarmWorkflow((ctx, p) => workflowOf(workflowNameOf({ ...p.t, context: { ...p.t.context, force_swarm: false } }, p))(ctx, p)),
 });
 
-/** A catalogue agent, research, then a template, then a skill take precedence over the task's mode. */
+/** A catalogue agent, a swarm (context.force_swarm), research, then a template, then a skill take precedence over the task's mode. */
 export function workflowNameOf(t: TaskStart, p: Pick<Prepared, 'skill'>): WorkflowName {
   if (t.agent) return 'agent';
+  if (t.context.force_swarm === true) return 'swarm';
   if (t.research) return 'research';
   if (t.template) return 'template';
   if (p.skill) return 'skill';

@@ -14,6 +14,7 @@ import type { TemplateCatalog } from '../templates/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { ApprovalSettings } from './approval.js';
 import type { ReviewStore } from './review-store.js';
+import type { SwarmRuntime } from './swarm-state.js';
 
 export interface WorkflowDeps {
   tasks: TaskStore;
@@ -46,6 +47,8 @@ export interface WorkflowDeps {
   approvals?: ApprovalSettings;
   /** Where plan reviews are kept (review-store.ts); without it a task asking for review fails. */
   reviews?: ReviewStore;
+  /** The swarm's mailboxes, board and limits (swarm-state.ts); without it a swarm task fails. */
+  swarm?: SwarmRuntime;
 }
 
 /** AGENT_TIMEOUT_SECONDS's default, in ms. */

@@ -8,6 +8,7 @@ import { AuthService } from '../../auth/index.js';
 import { ChannelService } from '../../channels/index.js';
 import { ScheduleStore } from '../../scheduler/index.js';
 import { Sessions, resolveSession, sessionRegistry } from '../../sessions/index.js';
+import { Mailboxes, SwarmBoard, SwarmMessenger } from '../../swarm/index.js';
 import type { DaemonHub } from '../../daemon/index.js';
 import { Gateway } from '../../gateway/index.js';
 import { WaitStore } from '../../tasks/index.js';
@@ -20,7 +21,7 @@ import { VERSION } from '../version.js';
 import { startChannels } from './channels.js';
 
 /** The gateway, built from the shared context: its settings and what it reaches. */
-function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore): Gateway {
+function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore, swarmBoard: SwarmBoard): Gateway {
   const { cfg, dataDir, store, sql, log } = ctx;
   const authService = new AuthService(
     store.sql,
@@ -63,6 +64,7 @@ function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore)
         sessionLookup: { resolve: (id, p, o) => resolveSession(sql, id, p, o), ensure: (refs) => sessionRegistry(sql).ensureSessions(refs) },
         schedules: new ScheduleStore(sql),
         channels: new ChannelService(sql, ctx.bus, cfg.channels, log),
+        swarm: new SwarmMessenger(swarmBoard, new Mailboxes(ctx.bus.js, ctx.bus.jsm, ctx.bus.events)),
         review: new ReviewService({
           reviews,
           waits: new WaitStore(sql, store, ctx.bus),
@@ -92,7 +94,7 @@ export async function startGatewayRole(ctx: AppContext): Promise<RoleStop> {
     const channels = await startChannels(ctx);
     teardown.push(() => channels.stop());
     ctx.app.daemon = channels.daemon;
-    const gateway = createGateway(ctx, channels.daemon, await ReviewStore.open(ctx.bus));
+    const gateway = createGateway(ctx, channels.daemon, await ReviewStore.open(ctx.bus), await SwarmBoard.open(ctx.bus));
     if (cfg.gateway.healthPort !== undefined) {
       const probes = await startHealthListener(gateway, cfg.gateway.host, cfg.gateway.healthPort);
       ctx.app.healthPort = probes.port;

@@ -3,12 +3,16 @@
  * workflows back to the queue for another worker.
  */
 import { Worker } from '../../runtime/index.js';
+import { Mailboxes, SwarmBoard, startAgentHost } from '../../swarm/index.js';
 import { WaitStore } from '../../tasks/index.js';
-import { ReviewStore, runWorkflow } from '../../workflows/index.js';
+import { ReviewStore, SWARM_SUPERVISOR, runWorkflow } from '../../workflows/index.js';
 import type { AppContext, RoleStop } from '../types.js';
 
 export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
   const { cfg, log } = ctx;
+  // Swarms: the lead runs as the workflow; its agents run here (and on every worker process) from SWARM_AGENTS.
+  const mail = new Mailboxes(ctx.bus.js, ctx.bus.jsm, ctx.bus.events);
+  const swarmBoard = await SwarmBoard.open(ctx.bus);
   const workflowDeps = {
     templates: ctx.templates,
     skills: ctx.skills,
@@ -27,6 +31,7 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
     budgets: cfg.budgets.inWorkflow ? ctx.budgetLimits : undefined,
     approvals: { timeoutSeconds: cfg.approvals.timeoutSeconds, policies: cfg.features.approvals },
     reviews: await ReviewStore.open(ctx.bus),
+    swarm: { mail, board: swarmBoard, publisher: ctx.bus.events, limits: cfg.features.swarm },
     history: {
       windowMessages: cfg.history.windowMessages,
       debugWindowMessages: cfg.history.windowDebugMessages,
@@ -43,10 +48,26 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
       maxDeliver: cfg.worker.maxDeliver,
       taskTimeoutSeconds: cfg.worker.taskTimeoutSeconds,
       waits: new WaitStore(ctx.store.sql, ctx.store, ctx.bus),
+      producerOf: (t) => (t.context.force_swarm === true ? SWARM_SUPERVISOR : 'orchestrator'),
     },
     log,
   );
   await worker.start();
   ctx.app.worker = worker;
-  return () => worker.stop();
+  const agents = await startAgentHost({
+    bus: ctx.bus,
+    mail,
+    board: swarmBoard,
+    llm: ctx.llm,
+    tools: ctx.tools,
+    parallelism: cfg.tools.parallelism,
+    partialChunkChars: cfg.workflow.partialChunkChars,
+    concurrency: cfg.worker.concurrency,
+    ackWaitMs: cfg.worker.ackWaitMs,
+    log: log.child({ component: 'swarm-agents' }),
+  });
+  return async () => {
+    await agents.stop();
+    await worker.stop();
+  };
 }
