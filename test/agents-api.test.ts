@@ -195,6 +195,10 @@ describe('POST /api/v1/agents/{id}', () => {
     expect(all.find((e) => e.type === 'AGENT_STARTED')!.agent_id).toBe('search');
     expect(all.find((e) => e.type === 'TOOL_INVOKED')!.payload).toMatchObject({ tool: 'web_search', arguments: { query: 'shoes', max_results: 3 } });
     expect(all.find((e) => e.type === 'TOOL_OBSERVATION')!.payload).toMatchObject({ tool: 'web_search', success: true });
+    const tl = await get(`/api/v1/tasks/${body.task_id}/timeline`);
+    expect(tl.status).toBe(200);
+    const steps = (await json(tl)).steps as { name: string; agent: string | null; status: string }[];
+    expect(steps.find((x) => x.name === 'agent-run')).toMatchObject({ agent: 'search', status: 'completed' });
   });
 
   it('context.agent + context.agent_input through POST /api/v1/tasks runs the same thing with the same result', async () => {
