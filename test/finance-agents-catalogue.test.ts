@@ -95,7 +95,7 @@ describe('settings', () => {
     const s = financeVendorsConfig({});
     expect(s).toEqual({
       secEdgar: { userAgent: undefined, dataUrl: 'https://data.sec.gov', wwwUrl: 'https://www.sec.gov' },
-      xai: { apiKey: undefined, baseUrl: 'https://api.x.ai/v1', model: 'grok-4-1-fast' },
+      xai: { apiKey: undefined, baseUrl: 'https://api.x.ai/v1', model: 'grok-4-1-fast', timeoutMs: 90_000 },
       alpaca: { keyId: undefined, secretKey: undefined, dataUrl: 'https://data.alpaca.markets' },
       timeoutMs: 30_000,
     });
@@ -110,6 +110,7 @@ describe('settings', () => {
     ['XAI_BASE_URL', 'ftp://api.x.ai'],
     ['ALPACA_DATA_URL', 'not a url'],
     ['FINANCE_VENDOR_TIMEOUT_MS', '10'],
+    ['XAI_TIMEOUT_MS', '400000'],
   ])('refuses %s=%s naming it', (name, value) => {
     expect(() => financeVendorsConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => financeVendorsConfig({ [name]: value })).toThrow(name);

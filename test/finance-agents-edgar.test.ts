@@ -2,11 +2,12 @@
  * The EDGAR client of the filings agents against a local server: the older submission pages
  * read only when the window reaches past `recent` (and only the pages that overlap it),
  * duplicates across pages dropped, tickers with a dot or given as a CIK number, and a ticker file
- * that failed once read again on the next call.
+ * that failed once read again on the next call. And the vendor client all financial agents use:
+ * its time limit, size bound and redirect rule.
  */
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EdgarClient } from '../src/tools/finance-edgar.js';
-import { daysAgo } from '../src/tools/finance-http.js';
+import { daysAgo, vendorText } from '../src/tools/finance-http.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
 
 const now = new Date();
@@ -56,6 +57,11 @@ beforeAll(async () => {
           ['10-Q', day(19), 'a-4'],
         ]),
       );
+    if (req.url === '/slow') return void setTimeout(() => send(200, {}), 1500);
+    if (req.url === '/big') return void res.writeHead(200, { 'content-type': 'application/json' }).end(`"${'x'.repeat(5000)}"`);
+    if (req.url === '/big-declared')
+      return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': '5002' }).end(`"${'x'.repeat(5000)}"`);
+    if (req.url === '/moved') return void res.writeHead(302, { location: '/files/company_tickers.json' }).end();
     if (req.url === '/submissions/CIK0001067983.json') return send(200, { name: 'BERKSHIRE HATHAWAY INC', filings: { recent: cols([]), files: [] } });
     return send(404, { message: 'not found' });
   });
@@ -97,5 +103,18 @@ describe('EDGAR client', () => {
     expect(c.filingUrl('320193', { accession: '0000320193-26-000001', primaryDocument: '' })).toBe(
       `${edgar.origin}/Archives/edgar/data/320193/000032019326000001/0000320193-26-000001-index.htm`,
     );
+  });
+});
+
+describe('vendor requests', () => {
+  const get = (path: string, over: { timeoutMs?: number; maxBytes?: number; followRedirects?: boolean } = {}) =>
+    vendorText({ vendor: 'V', url: new URL(path, edgar.origin), timeoutMs: 5000, maxBytes: 1_000_000, signal: signal(), ...over });
+
+  it('end at their time limit and size bound with a backend error; follow redirects only when allowed', async () => {
+    await expect(get('/slow', { timeoutMs: 1000 })).rejects.toMatchObject({ kind: 'backend', message: 'V request timed out after 1000 ms' });
+    await expect(get('/big', { maxBytes: 1000 })).rejects.toMatchObject({ kind: 'backend', message: 'V response too large: over 1000 bytes' });
+    await expect(get('/big-declared', { maxBytes: 1000 })).rejects.toMatchObject({ message: 'V response too large: 5002 bytes (limit 1000)' });
+    await expect(get('/moved')).rejects.toMatchObject({ kind: 'backend', message: expect.stringMatching(/^V unreachable/) });
+    expect(JSON.parse(await get('/moved', { followRedirects: true }))).toHaveProperty('0.ticker', 'BRK-B');
   });
 });

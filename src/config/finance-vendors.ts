@@ -9,6 +9,8 @@
  *   SEC_EDGAR_WWW_URL (default https://www.sec.gov): the ticker file and the filing archives.
  * - XAI_API_KEY, XAI_BASE_URL (default https://api.x.ai/v1), XAI_SEARCH_MODEL (default
  *   grok-4-1-fast): the live-search model of microblog-sentiment (Responses API, x_search tool).
+ *   XAI_TIMEOUT_MS (default 90000): its requests' time limit, longer than the others' because the
+ *   model runs several X searches before it answers (tens of seconds).
  * - ALPACA_API_KEY_ID, ALPACA_API_SECRET_KEY, ALPACA_DATA_URL (default
  *   https://data.alpaca.markets): the market-news API of broker-news.
  * - FINANCE_VENDOR_TIMEOUT_MS (default 30000): one vendor request's time limit.
@@ -41,6 +43,7 @@ export function financeVendorsConfig(env: Env = process.env) {
       apiKey: secret(env, 'XAI_API_KEY'),
       baseUrl: baseUrl(env, 'XAI_BASE_URL', 'https://api.x.ai/v1'),
       model: str(env, 'XAI_SEARCH_MODEL', 'grok-4-1-fast').trim(),
+      timeoutMs: num(env, 'XAI_TIMEOUT_MS', 90_000, { min: 1000, max: 300_000, int: true }),
     },
     alpaca: {
       keyId: secret(env, 'ALPACA_API_KEY_ID'),

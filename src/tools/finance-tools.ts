@@ -14,16 +14,17 @@ import type { Tool, ToolModel } from './tool.js';
 
 export interface FinanceVendorSettings {
   secEdgar: { userAgent?: string; dataUrl: string; wwwUrl: string };
-  xai: { apiKey?: string; baseUrl: string; model: string };
+  /** `timeoutMs`: XAI_TIMEOUT_MS (a live search takes tens of seconds). */
+  xai: { apiKey?: string; baseUrl: string; model: string; timeoutMs: number };
   alpaca: { keyId?: string; secretKey?: string; dataUrl: string };
-  /** One vendor request's time limit. */
+  /** One EDGAR or Alpaca request's time limit. */
   timeoutMs: number;
 }
 
 export function financeTools(s: FinanceVendorSettings, model: ToolModel): Tool[] {
   const edgar = new EdgarClient({ ...s.secEdgar, timeoutMs: s.timeoutMs });
   const alpaca = { ...s.alpaca, timeoutMs: s.timeoutMs };
-  const xai = { ...s.xai, timeoutMs: s.timeoutMs };
+  const xai = s.xai;
   return [
     secFilingsTool(edgar),
     insiderTransactionsTool(edgar),
