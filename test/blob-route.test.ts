@@ -7,9 +7,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { colleagueOf, registerUser, type TestUser } from './helpers/users.js';
+
+// A real browser on a shared 2-core CI machine: pages take seconds, not milliseconds.
+vi.setConfig({ testTimeout: 60_000 });
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 

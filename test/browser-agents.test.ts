@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BlobStore } from '../src/bus/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { ToolRegistry, type ToolModel, type ToolModelRequest } from '../src/tools/index.js';
@@ -20,6 +20,9 @@ import { browserScreenshotTool } from '../src/tools/browser-screenshot.js';
 import { lpBatchAnalyzeTool } from '../src/tools/lp-batch-analyze.js';
 import { lpVisualAnalyzeTool } from '../src/tools/lp-visual-analyze.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
+
+// A real browser on a shared 2-core CI machine: pages take seconds, not milliseconds.
+vi.setConfig({ testTimeout: 60_000 });
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -64,6 +67,7 @@ let pool: BrowserPool;
 let registry: ToolRegistry;
 const prompts: ToolModelRequest[] = [];
 const hanging = new Set<ServerResponse>();
+const held = { now: 0, max: 0 };
 
 /** A model that answers with JSON built from what it was given (so the test sees the prompt reached it). */
 const model: ToolModel = async (req) => {
@@ -99,6 +103,16 @@ beforeAll(async () => {
       );
     if (u.pathname === '/late-data') return res.writeHead(200, { 'content-type': 'text/plain' }).end('after');
     if (u.pathname === '/offsite-image') return html(res, `<title>Offsite</title><img src="${other.base}/pixel.png">`);
+    if (u.pathname === '/hold') {
+      // Answers after 1 s, counting how many are being answered at once.
+      held.now++;
+      held.max = Math.max(held.max, held.now);
+      setTimeout(() => {
+        held.now--;
+        html(res, '<title>Held</title>');
+      }, 1000);
+      return;
+    }
     if (u.pathname === '/offsite-ws') {
       const ws = other.base.replace('http:', 'ws:');
       return html(
@@ -223,6 +237,13 @@ describe('browser_screenshot', () => {
     expect(mine!.contentType).toBe('image/png');
     expect(await blobs.getOwned(s.blob_key, { userId: 'user-2', tenantId: 'tenant-1' })).toBeUndefined();
     expect(await blobs.getOwned(s.blob_key, { userId: 'user-1', tenantId: 'tenant-2' })).toBeUndefined();
+  });
+
+  it('opens at most BROWSER_MAX_PAGES (2) pages at once; the other calls wait their turn', async () => {
+    const runs = await Promise.all([0, 1, 2, 3, 4].map((i) => shot({ url: `${pages.base}/hold?${i}` })));
+    expect(runs.map((r) => r.error)).toEqual([null, null, null, null, null]);
+    expect(held.max).toBeGreaterThan(0);
+    expect(held.max).toBeLessThanOrEqual(2);
   });
 
   it('fails with what to install or set when there is no browser', async () => {
