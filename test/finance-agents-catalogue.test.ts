@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError, loadConfig } from '../src/config/index.js';
 import { financeVendorsConfig } from '../src/config/finance-vendors.js';
+import { parseForm4 } from '../src/tools/finance-form4.js';
 import { canonicalForm, filingDescription, formRequested, isMaterialForm } from '../src/tools/finance-forms.js';
 import { parseTones } from '../src/tools/finance-news-tone.js';
 import { filingsComponent, labelOf, newsComponent, overallSentiment, socialComponent } from '../src/tools/finance-score.js';
@@ -75,6 +76,38 @@ describe('parsers', () => {
     expect(parseSentiment('The crowd is bullish.')).toEqual({ sentiment: 'bullish', analysis: 'The crowd is bullish.' });
     expect(parseSentiment('Half bullish, half bearish.')).toBeUndefined();
     expect(parseSentiment('No opinion at all.')).toBeUndefined();
+  });
+
+  it('reads a Form 4: every owner and relationship, each non-derivative row; anything else is no ownership document', () => {
+    const xml = `<ownershipDocument>
+      <reportingOwner><reportingOwnerId><rptOwnerName>Fund LP</rptOwnerName></reportingOwnerId>
+        <reportingOwnerRelationship><isTenPercentOwner>true</isTenPercentOwner></reportingOwnerRelationship></reportingOwner>
+      <reportingOwner><reportingOwnerId><rptOwnerName>Fund GP LLC</rptOwnerName></reportingOwnerId>
+        <reportingOwnerRelationship><isOther>1</isOther><otherText>General partner</otherText></reportingOwnerRelationship></reportingOwner>
+      <nonDerivativeTable><nonDerivativeTransaction>
+        <securityTitle><value>Class A</value></securityTitle><transactionDate><value>2026-03-02-05:00</value></transactionDate>
+        <transactionCoding><transactionCode>p</transactionCode></transactionCoding>
+        <transactionAmounts><transactionShares><value>300</value></transactionShares><transactionPricePerShare><value>10.5</value></transactionPricePerShare>
+          <transactionAcquiredDisposedCode><value>A</value></transactionAcquiredDisposedCode></transactionAmounts>
+        <ownershipNature><directOrIndirectOwnership><value>I</value></directOrIndirectOwnership></ownershipNature>
+      </nonDerivativeTransaction></nonDerivativeTable></ownershipDocument>`;
+    expect(parseForm4(xml)).toEqual([
+      {
+        insider_name: 'Fund LP; Fund GP LLC',
+        relationship: '10% Owner; Other (General partner)',
+        security_title: 'Class A',
+        transaction_date: '2026-03-02',
+        transaction_code: 'P',
+        transaction_type: 'Open market or private purchase',
+        acquired_disposed: 'A',
+        shares: 300,
+        price_per_share: 10.5,
+        value: 3150,
+        shares_owned_after: null,
+        ownership: 'I',
+      },
+    ]);
+    expect(parseForm4('<html><body>Form 4</body></html>')).toBeUndefined();
   });
 
   it('matches forms with their amendments and both names of the 13D schedule', () => {

@@ -34,7 +34,7 @@ function summary(rows: Row[]) {
     sale_count: sells.length,
     sale_shares: sum(sells, (r) => r.shares),
     sale_value: sum(sells, (r) => r.value),
-    net_shares: sum(buys, (r) => r.shares) - sum(sells, (r) => r.shares),
+    net_shares: Math.round((sum(buys, (r) => r.shares) - sum(sells, (r) => r.shares)) * 100) / 100,
     insiders: [...new Set(rows.map((r) => r.insider_name).filter(Boolean))].length,
   };
 }
