@@ -7,7 +7,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import uWS from 'uWebSockets.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Bus } from '../src/bus/index.js';
+import { registerBlobRoutes } from '../src/gateway/blob-routes.js';
+import type { RouteDeps } from '../src/gateway/route-deps.js';
+import { createLogger } from '../src/kernel/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { colleagueOf, registerUser, type TestUser } from './helpers/users.js';
 
@@ -140,5 +145,27 @@ describe('GET /api/v1/blob/{key}', () => {
     const op = doc.paths['/api/v1/blob/{key}'].get;
     expect(op.operationId).toBe('getBlob');
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '404']));
+  });
+});
+
+describe('the blob route when the store fails', () => {
+  it('answers 404, not 5xx', async () => {
+    const app = uWS.App();
+    const log = createLogger({ level: 'silent' });
+    const failing = { kv: { blobs: { getOwned: () => Promise.reject(new Error('nats: timeout')) } } } as unknown as Bus;
+    registerBlobRoutes(app, {
+      ctx: { cors: { origins: '*' }, log },
+      admit: async () => ({ p: { userId: 'u', key: 'u', anonymous: false }, headers: {} }),
+      bus: failing,
+      log,
+    } as unknown as RouteDeps);
+    const port = await new Promise<number>((resolve) => app.listen('127.0.0.1', 0, (sock) => resolve(uWS.us_socket_local_port(sock))));
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/blob/b${'a'.repeat(32)}`);
+      expect(r.status).toBe(404);
+      expect(await json(r)).toEqual({ error: 'Blob not found' });
+    } finally {
+      app.close();
+    }
   });
 });
