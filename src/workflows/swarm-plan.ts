@@ -72,12 +72,13 @@ export function partsOf(query: string, max: number): string[] {
 const tasksFrom = (descriptions: string[], taken: number, source: SwarmTask['source']): SwarmTask[] =>
   descriptions.map((description, i) => ({ id: `t${taken + i + 1}`, description, status: 'pending' as const, source }));
 
-/** The initial task list from the planner's answer (its JSON), or the request's parts. */
+/** The initial task list from the planner's answer (its JSON, at most MAX_PLANNED_TASKS), or the request's parts (at most `maxAgents`). */
 export function parsePlan(text: string, query: string, maxAgents: number): { tasks: SwarmTask[]; fromModel: boolean } {
-  const max = Math.min(maxAgents, MAX_PLANNED_TASKS);
+  // A model that planned more tasks than max_agents allows: the lead blocks the rest, visibly.
+  const max = MAX_PLANNED_TASKS;
   const given = descriptionsOf(text)?.slice(0, max);
   if (given?.length) return { tasks: tasksFrom(given, 0, 'plan'), fromModel: true };
-  return { tasks: tasksFrom(partsOf(query, max), 0, 'plan'), fromModel: false };
+  return { tasks: tasksFrom(partsOf(query, Math.min(maxAgents, max)), 0, 'plan'), fromModel: false };
 }
 
 /** The tasks a person's message adds (the model's JSON answer; without one, the message itself). */
