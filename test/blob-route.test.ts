@@ -159,13 +159,14 @@ describe('the blob route when the store fails', () => {
       bus: failing,
       log,
     } as unknown as RouteDeps);
-    const port = await new Promise<number>((resolve) => app.listen('127.0.0.1', 0, (sock) => resolve(uWS.us_socket_local_port(sock))));
+    const sock = await new Promise<uWS.us_listen_socket>((resolve) => app.listen('127.0.0.1', 0, resolve));
+    const port = uWS.us_socket_local_port(sock);
     try {
       const r = await fetch(`http://127.0.0.1:${port}/api/v1/blob/b${'a'.repeat(32)}`);
       expect(r.status).toBe(404);
       expect(await json(r)).toEqual({ error: 'Blob not found' });
     } finally {
-      app.close();
+      uWS.us_listen_socket_close(sock);
     }
   });
 });
