@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fileTools } from '../src/tools/files.js';
 import { ToolError, type Tool } from '../src/tools/index.js';
@@ -193,6 +194,32 @@ describe('memory written by an agent, read back across sessions, listed and down
     expect(await json(bad)).toEqual({ error: 'recursive must be a boolean' });
   });
 
+  it('the bodies match their openapi.json schemas', async () => {
+    const doc = await json(await fetch(`${t.base}/openapi.json`));
+    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    for (const [name, path] of [
+      ['MemoryListing', '/api/v1/memory/files?recursive=true'],
+      ['MemoryFile', '/api/v1/memory/files/prefs/style.md'],
+      ['MemoryFile', '/api/v1/memory/files/pic.png'],
+    ]) {
+      const check = ajv.compile(doc.components.schemas[name]);
+      const body = await json(await get(a, path));
+      expect(check(body), `${name} ${path}: ${JSON.stringify(check.errors)}`).toBe(true);
+    }
+  });
+
+  it("a direct tool execution (POST /api/v1/tools/file_list/execute) works in the caller's memory too", async () => {
+    const r = await fetch(`${t.base}/api/v1/tools/file_list/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...a.h },
+      body: JSON.stringify({ arguments: { scope: 'memory', recursive: true } }),
+    });
+    const body = await json(r);
+    expect(r.status, JSON.stringify(body)).toBe(200);
+    expect(body.success).toBe(true);
+    expect(body.output.files.map((f: { path: string }) => f.path)).toContain('/prefs/style.md');
+  });
+
   it('needs credentials', async () => {
     expect((await get(undefined, '/api/v1/memory/files')).status).toBe(401);
     expect((await get(undefined, '/api/v1/memory/files/prefs/style.md')).status).toBe(401);
@@ -319,5 +346,28 @@ describe('openapi.json', () => {
     expect(doc.paths['/api/v1/memory/files/{path}'].get.responses['413']).toBeDefined();
     expect(doc.components.schemas.MemoryFile.required).toEqual(['success', 'path', 'content', 'content_type', 'size_bytes', 'encoding']);
     expect(doc.components.schemas.MemoryListing.properties.files.items.required).toContain('size_bytes');
+  });
+});
+
+describe('an anonymous caller (GATEWAY_SKIP_AUTH)', () => {
+  let open: TestApp;
+  beforeAll(async () => {
+    open = await startTestApp({ WORKSPACE_ROOT: root, GATEWAY_SKIP_AUTH: '1' });
+  });
+  afterAll(async () => {
+    await open?.stop();
+  });
+
+  it('has no memory: / lists empty (200), anything else is not found; path rules still apply', async () => {
+    expect(await json(await fetch(`${open.base}/api/v1/memory/files`))).toEqual({ success: true, path: '/', files: [] });
+    const sub = await fetch(`${open.base}/api/v1/memory/files?path=/prefs`);
+    expect(sub.status).toBe(404);
+    expect(await json(sub)).toEqual({ error: 'path not found' });
+    const dl = await fetch(`${open.base}/api/v1/memory/files/prefs/style.md`);
+    expect(dl.status).toBe(404);
+    expect(await json(dl)).toEqual({ error: 'file not found' });
+    const bad = await fetch(`${open.base}/api/v1/memory/files?path=${encodeURIComponent('../x')}`);
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toEqual({ error: TRAVERSAL_MESSAGE });
   });
 });
