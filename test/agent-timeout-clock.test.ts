@@ -255,6 +255,20 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
     expect(j.isRecorded('agent')).toBe(false);
   });
 
+  it("bounds a one-call agent inside its caller's step too (the complex planner, the research synthesis)", async () => {
+    const { llm, seen } = model(() => 'hang');
+    const j = new Journal();
+    const r = await timed(
+      j.step('plan', () =>
+        modelTurn(j, deps(llm, 300), { agentId: 'planner', tier: 'small' }, 'plan', [{ role: 'user', content: 'plan' }], undefined, { inStep: true }),
+      ),
+    );
+    expect(r.err).toBeInstanceOf(AgentTimedOut);
+    expect((r.err as Error).message).toContain('agent planner timed out');
+    expect(seen.aborted).toBe(1);
+    expect(j.isRecorded('plan')).toBe(false);
+  });
+
   it('without a timeout nothing changes: no limit, only the turns journaled', async () => {
     const { llm } = model(() => ({ text: 'fine', afterMs: 50 }));
     const j = new Journal();

@@ -105,6 +105,15 @@ describe('AGENT_TIMEOUT_SECONDS=1', () => {
     expect(ms).toBeLessThan(6000);
   });
 
+  it('complex mode: a planner past the limit fails the task before any subtask runs', async () => {
+    llm.setDefault({ type: 'completion', content: '[]', delayMs: 8000 });
+    const { s, ms } = await run({ query: 'Plan slowly.', mode: 'complex' });
+    expect(s.status).toBe('TASK_STATUS_FAILED');
+    expect(s.error).toBe('agent planner timed out: its execution took longer than AGENT_TIMEOUT_SECONDS (1 s)');
+    expect(ms).toBeLessThan(6000);
+    expect(llm.requests).toHaveLength(1);
+  });
+
   it('an agent within the limit is untouched', async () => {
     llm.enqueue(
       { type: 'completion', content: '', toolCalls: [{ id: 'c1', name: 'file_list', arguments: '{}' }], delayMs: 200 },

@@ -52,8 +52,9 @@ export async function modelTurn(
 ): Promise<Turn> {
   // A recorded call is counted against the budgets again (this run's totals), silently.
   const replayed = !o.inStep && outer.isRecorded(step);
-  // A one-call agent's clock (AGENT_TIMEOUT_SECONDS); the tool loop runs its turns on its own.
-  const clock = deps.timeoutMs && !o.inStep && !replayed ? startAgentClock(outer, spec.agentId, deps.timeoutMs) : undefined;
+  // A one-call agent's clock (AGENT_TIMEOUT_SECONDS), also inside a caller's step (a planner, a
+  // synthesis); the tool loop runs its turns on its own clock instead.
+  const clock = deps.timeoutMs && !replayed ? startAgentClock(outer, spec.agentId, deps.timeoutMs) : undefined;
   const ctx = clock?.ctx ?? outer;
   const answer = spec.finalAnswer ? { final_answer: true } : {};
   const run = async (): Promise<Turn> => {

@@ -20,7 +20,8 @@
  * deadline is journaled (`<turn step>-clock`, only then) so every replay uses the same one.
  *
  * A one-call agent (simple mode, a planner, a synthesis, a template step) is one journaled
- * step: it is run whole or not at all, so its clock starts with the call; a call cut off by a
+ * step (its own, or the caller's it runs in): it is run whole or not at all, so its clock
+ * starts with the call; a call cut off by a
  * crash runs again with its full time (at most WORKER_MAX_DELIVER times, and always within
  * the task's own TASK_TIMEOUT_SECONDS, which counts from the submission: never forever).
  */
