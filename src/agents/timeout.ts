@@ -73,7 +73,8 @@ export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs
     const left = deadline - Date.now();
     const stop = ac;
     if (left <= 0) stop.abort(error);
-    else timer = setTimeout(() => stop.abort(error), left);
+    // unref: a clock left running never holds the process open (its owner stops it).
+    else timer = setTimeout(() => stop.abort(error), left).unref();
   };
   arm();
   const expired = () => {
