@@ -53,7 +53,9 @@ export const TaskSubmitRequest = Type.Object(
           '400 "input validation failed: ...", unknown agent 404 "Agent not found: <id>"): the same run as POST /api/v1/agents/{id}, ' +
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
           `${CONTEXT_VALUES}. ` +
-          `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` +
+          'force_swarm (runs the task as a swarm of agents: POST /api/v1/swarm/{workflow_id}/message reaches its lead; a 400 ' +
+          '"swarm is disabled on this server ..." when the swarm is off, and at the top level of the body), ' +
+          (NOT_AVAILABLE_CONTEXT_KEYS.length ? `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` : '') +
           'Other keys are stored with the task.',
       ),
     ),
