@@ -18,20 +18,11 @@
  *   bytes, as the session download's Content-Type.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
-import type { Logger } from '../kernel/index.js';
 import { notFound } from '../kernel/index.js';
-import {
-  FileTooLargeError,
-  detectContentType,
-  memoryFolderOf,
-  memoryWorkspace,
-  parseWorkspacePath,
-  type WorkspaceListing,
-  type WorkspaceOptions,
-} from '../workspace/index.js';
-import { errorReply, route, type Reply } from './http.js';
+import { detectContentType, memoryFolderOf, memoryWorkspace, parseWorkspacePath, type WorkspaceListing, type WorkspaceOptions } from '../workspace/index.js';
+import { route } from './http.js';
 import type { RouteDeps } from './route-deps.js';
-import { boolParam, wildcardPath } from './workspace-params.js';
+import { boolParam, fileErrorReply, wildcardPath } from './workspace-params.js';
 
 /** The listing as the memory route answers it. */
 export function memoryListing(l: Pick<WorkspaceListing, 'path' | 'files' | 'truncated'>) {
@@ -56,10 +47,6 @@ export function memoryFile(path: string, bytes: Buffer) {
     encoding: text ? 'utf-8' : 'base64',
   };
 }
-
-/** 413 for a file over the cap (ResourceExhausted alone would be 429), as the session download. */
-const fileErrors = (err: unknown, log: Logger): Reply =>
-  err instanceof FileTooLargeError ? { status: 413, body: { error: err.message } } : errorReply(err, log);
 
 export function registerMemoryRoutes(app: TemplatedApp, deps: RouteDeps, opts: WorkspaceOptions = {}): void {
   const memory = memoryWorkspace(deps.workspaceRoot, opts);
@@ -93,7 +80,7 @@ export function registerMemoryRoutes(app: TemplatedApp, deps: RouteDeps, opts: W
       return { status: 200, headers: { ...headers, 'Cache-Control': 'no-store' }, body: memoryFile(f.path, f.bytes) };
     },
     deps.ctx,
-    { errors: fileErrors },
+    { errors: fileErrorReply },
   );
 }
 

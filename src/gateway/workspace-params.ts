@@ -1,10 +1,11 @@
 /**
- * The query and path parameters of the file routes, shared by the session workspace
- * (workspace-routes.ts) and the user's memory (memory-routes.ts): `recursive`, and the file
- * path of a download URL.
+ * What the file routes share, the session workspace (workspace-routes.ts) and the user's
+ * memory (memory-routes.ts): the `recursive` parameter, the file path of a download URL, and
+ * the error answer (413 for a file over the cap).
  */
-import { badRequest } from '../kernel/index.js';
-import { decodeUrlPath } from '../workspace/index.js';
+import { badRequest, type Logger } from '../kernel/index.js';
+import { FileTooLargeError, decodeUrlPath } from '../workspace/index.js';
+import { errorReply, type Reply } from './http.js';
 
 /** A boolean query parameter: absent, empty, false or 0 → false; true or 1 → true; else 400. */
 export function boolParam(q: URLSearchParams, name: string): boolean {
@@ -24,4 +25,9 @@ export function boolParam(q: URLSearchParams, name: string): boolean {
 export function wildcardPath(rawUrl: string, segments: number): string {
   const parts = rawUrl.split('/'); // ['', 'api', 'v1', ...]
   return decodeUrlPath(parts.slice(segments + 1).join('/'));
+}
+
+/** A file route's failure: 413 for a file over the cap (ResourceExhausted alone means 429 elsewhere), else the gateway's answer. */
+export function fileErrorReply(err: unknown, log: Logger): Reply {
+  return err instanceof FileTooLargeError ? { status: 413, body: { error: err.message } } : errorReply(err, log);
 }

@@ -5,10 +5,10 @@
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import { badRequest } from '../kernel/index.js';
-import { FileTooLargeError, Workspace, parseWorkspacePath, type WorkspaceOptions } from '../workspace/index.js';
-import { boolParam, wildcardPath } from './workspace-params.js';
+import { Workspace, parseWorkspacePath, type WorkspaceOptions } from '../workspace/index.js';
+import { boolParam, fileErrorReply, wildcardPath } from './workspace-params.js';
 import { sendFile, type SendState } from './workspace-send.js';
-import { copyRequest, corsHeaders, errorReply, route, writeReply, type Reply, type Req } from './http.js';
+import { copyRequest, corsHeaders, route, writeReply, type Req } from './http.js';
 import { requireSession, type RouteDeps } from './route-deps.js';
 
 export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts: WorkspaceOptions = {}): void {
@@ -63,7 +63,7 @@ export function registerWorkspaceRoutes(app: TemplatedApp, deps: RouteDeps, opts
           deps.log.warn({ err }, 'workspace download failed mid-stream');
           return;
         }
-        const reply: Reply = err instanceof FileTooLargeError ? { status: 413, body: { error: err.message } } : errorReply(err, deps.log);
+        const reply = fileErrorReply(err, deps.log);
         writeReply(res, { ...reply, headers: { ...rateHeaders, ...reply.headers } }, cors);
       }
     })();
