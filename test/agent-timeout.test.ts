@@ -1,7 +1,8 @@
 /**
  * AGENT_TIMEOUT_SECONDS=1 end to end, with a slow local OpenAI-compatible model server (the
- * real openai SDK behind the service's provider): an agent of standard, simple and complex
- * mode that runs past it fails its task with an error naming the setting (DEADLINE_EXCEEDED),
+ * real openai SDK behind the service's provider): an agent of standard, simple, complex and
+ * supervisor mode, of a skill and of a template that runs past it fails its task with an
+ * error naming the setting (DEADLINE_EXCEEDED),
  * well before the slow model would have answered; the limit is the agent's whole execution,
  * not one call; an agent within it is untouched; and AgentService's ExecuteTask, without a
  * config.timeout_seconds, takes it as its limit.
@@ -110,6 +111,42 @@ describe('AGENT_TIMEOUT_SECONDS=1', () => {
     const { s, ms } = await run({ query: 'Plan slowly.', mode: 'complex' });
     expect(s.status).toBe('TASK_STATUS_FAILED');
     expect(s.error).toBe('agent planner timed out: its execution took longer than AGENT_TIMEOUT_SECONDS (1 s)');
+    expect(ms).toBeLessThan(6000);
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it('supervisor mode: a team member past the limit fails the task', async () => {
+    llm.setDefault((r) => {
+      if (system(r).startsWith('Decompose the user request'))
+        return {
+          type: 'completion',
+          content: JSON.stringify([
+            { id: 'x', description: 'x-task' },
+            { id: 'y', description: 'y-task' },
+          ]),
+        };
+      if (lastUser(r).includes('Your subtask: y')) return { type: 'completion', content: 'too late', delayMs: 8000 };
+      return { type: 'completion', content: 'done' };
+    });
+    const { s, ms } = await run({ query: 'Lead a slow team.', mode: 'supervisor' });
+    expect(s.status).toBe('TASK_STATUS_FAILED');
+    expect(s.error).toMatch(/agent agent-\d timed out: its execution took longer than AGENT_TIMEOUT_SECONDS \(1 s\)/);
+    expect(ms).toBeLessThan(6000);
+  });
+
+  it("a skill's agent (config/skills summarize) past the limit fails the task", async () => {
+    llm.setDefault({ type: 'completion', content: 'too late', delayMs: 8000 });
+    const { s, ms } = await run({ query: 'Summarise: NATS is a messaging system.', skill: 'summarize' });
+    expect(s.status).toBe('TASK_STATUS_FAILED');
+    expect(s.error).toMatch(TIMED_OUT);
+    expect(ms).toBeLessThan(6000);
+  });
+
+  it("a template's model step (config/templates weekly-report) past the limit fails the task", async () => {
+    llm.setDefault({ type: 'completion', content: 'too late', delayMs: 8000 });
+    const { s, ms } = await run({ query: 'Shipped the memory routes.', context: { template: 'weekly-report' } });
+    expect(s.status).toBe('TASK_STATUS_FAILED');
+    expect(s.error).toMatch(TIMED_OUT);
     expect(ms).toBeLessThan(6000);
     expect(llm.requests).toHaveLength(1);
   });
