@@ -15,6 +15,7 @@ import { AgentService } from '../src/gen/svc/v1/agent_pb.js';
 import { AgentState, StatusCode } from '../src/gen/svc/v1/common_pb.js';
 import { TEST_RPC_TOKEN, json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
+import { startResearchWeb } from './helpers/research-web.js';
 
 let llm: OpenAiTestServer;
 let t: TestApp;
@@ -22,8 +23,9 @@ let h2: Http2SessionManager | undefined;
 
 beforeAll(async () => {
   llm = await startOpenAiServer();
+  const web = await startResearchWeb();
   t = await startTestApp(
-    { AGENT_TIMEOUT_SECONDS: '1', MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0', ROLES: 'gateway,orchestrator,worker,archiver,agent' },
+    { ...web.env, AGENT_TIMEOUT_SECONDS: '1', MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0', ROLES: 'gateway,orchestrator,worker,archiver,agent' },
     { llm: scriptedProvider(llm) },
   );
 });
@@ -149,6 +151,14 @@ describe('AGENT_TIMEOUT_SECONDS=1', () => {
     expect(s.error).toMatch(TIMED_OUT);
     expect(ms).toBeLessThan(6000);
     expect(llm.requests).toHaveLength(1);
+  });
+
+  it('research mode: its agents are bounded too', async () => {
+    llm.setDefault({ type: 'completion', content: 'too late', delayMs: 8000 });
+    const { s, ms } = await run({ query: 'How does a fixed window rate limiter work?', research_strategy: 'quick' });
+    expect(s.status).toBe('TASK_STATUS_FAILED');
+    expect(s.error).toMatch(TIMED_OUT);
+    expect(ms).toBeLessThan(6000);
   });
 
   it('an agent within the limit is untouched', async () => {
