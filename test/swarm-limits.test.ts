@@ -73,7 +73,7 @@ describe('swarm limits', () => {
       expect(s.result).toBe('rerouted answer');
       expect(s.metadata).toMatchObject({ workflow_type: 'swarm', rerouted: true, total_agents: 2 });
       expect(s.metadata.swarm_failures).toEqual([
-        expect.stringMatching(/^agent-1: agent agent-1 timed out/),
+        "agent-1: agent agent-1 timed out: its execution took longer than the swarm's agent_timeout_seconds (1 s)",
         expect.stringMatching(/^agent-2: agent agent-2 timed out/),
       ]);
       const evs = await eventsOf(slow.base, id);

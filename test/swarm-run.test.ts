@@ -156,6 +156,8 @@ describe('swarm with authentication and a slow model', () => {
     const s = await finished(a.base, id, u.h);
     expect(s.status).toBe('TASK_STATUS_CANCELLED');
     await agentsDrained();
+    // The swarm is over: no lead to message.
+    expect((await postMessage(a.base, id, { message: 'still there?' }, u.h)).status).toBe(404);
   });
 
   it('pause holds the swarm and its agents; resume lets them finish', async () => {

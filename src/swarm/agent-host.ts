@@ -43,6 +43,8 @@ const dec = new TextDecoder();
 export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker> {
   const owner = `${process.pid}-${randomUUID()}`;
   const running = new Set<AbortController>();
+  /** Agents this process runs now (`<workflow_id>.<name>`): a second delivery of one is left to redeliver. */
+  const local = new Set<string>();
   const worker = await startDurableWorker(o.bus, {
     stream: STREAMS.swarmAgents,
     durable: CONSUMERS.swarmAgents,
@@ -63,6 +65,8 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     const log = o.log.child({ workflow_id: s.workflow_id, agent: s.name });
     const leases = o.bus.kv.leases;
     const key = kvKeys.agentLease(s.workflow_id, s.name);
+    // A redelivery that raced this process's in-progress acks: the running actor acks the message.
+    if (local.has(key)) return;
     let rev: number | undefined;
     try {
       rev = await leases.create(key, enc.encode(owner));
@@ -77,6 +81,7 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     }
     const ctx = new SwarmAgentContext({ workflowId: s.workflow_id, name: s.name, journal: o.bus.journal, publisher: o.bus.events, mail: o.mail });
     running.add(ctx.abort);
+    local.add(key);
     let renewing = false;
     const heartbeat = setInterval(
       () => {
@@ -133,6 +138,7 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
       sub?.unsubscribe();
       reader?.close();
       running.delete(ctx.abort);
+      local.delete(key);
       if (rev !== undefined) await leases.delete(key).catch(() => undefined);
     }
   }

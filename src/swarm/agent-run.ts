@@ -6,7 +6,7 @@
  * message the swarm with `send_message`. At the end it posts its result to the shared
  * workspace and reports it (or its failure) to the lead's mailbox, in one journaled step.
  */
-import { runAgentLoop, type AgentDeps, type AgentOutput } from '../agents/index.js';
+import { AgentTimedOut, runAgentLoop, type AgentDeps, type AgentOutput } from '../agents/index.js';
 import { AppError, Code, type Tier } from '../kernel/index.js';
 import type { ChatMessage, LlmProvider, LlmRequest } from '../llm/index.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -36,7 +36,8 @@ export interface AgentStart {
     tools: string[];
     allowDangerous?: boolean;
   };
-  limits: { maxMessages: number; timeoutMs: number; snippetChars: number; maxEntries: number };
+  /** `timeoutSetting`: the setting `timeoutMs` came from (the smaller of the swarm's agent_timeout_seconds and AGENT_TIMEOUT_SECONDS). */
+  limits: { maxMessages: number; timeoutMs: number; timeoutSetting?: string; snippetChars: number; maxEntries: number };
   settings: { maxTokens: number; temperature: number; sampling?: Pick<LlmRequest, 'topP' | 'stop' | 'presencePenalty' | 'frequencyPenalty'> };
 }
 
@@ -145,7 +146,12 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
   } catch (err) {
     // Stopped from outside (cancel, the worker handing the agent back, its lease lost): no report.
     if (ctx.signal.aborted) throw err;
-    failure = err instanceof Error ? err.message : String(err);
+    failure =
+      err instanceof AgentTimedOut && s.limits.timeoutSetting
+        ? `agent ${s.name} timed out: its execution took longer than ${s.limits.timeoutSetting} (${s.limits.timeoutMs / 1000} s)`
+        : err instanceof Error
+          ? err.message
+          : String(err);
   }
   await ctx.step(`${prefix}-report`, async () => {
     const calls = out?.calls ?? ctx.calls;

@@ -39,6 +39,8 @@ import { DEFAULT_AGENT_TIMEOUT_MS, type Prepared, type Workflow, type WorkflowRe
 
 /** Most mailbox messages acted on in one step. */
 const MAX_BATCH = 256;
+/** The longest the lead waits for mail before it decides anyway (its pause checkpoint, its limits). */
+const IDLE_TICK_MS = 5000;
 /** Longest agent message kept for the synthesis. */
 const MAX_NOTE_CHARS = 2000;
 
@@ -99,10 +101,18 @@ class Lead {
         st = await ctx.step(`swarm-act-${k}`, () => this.act(cur, batch.mails, k, batch.last));
       }
       if (!st.agents.some((a) => a.status === 'done')) {
-        if (st.stop) throw this.failure(st, Code.ResourceExhausted, `swarm stopped before any agent finished: ${st.stop.reason}`);
+        if (st.stop) {
+          await ctx.step('swarm-end', () => this.end());
+          throw this.failure(st, Code.ResourceExhausted, `swarm stopped before any agent finished: ${st.stop.reason}`);
+        }
         return await this.reroute(st, reroute);
       }
       return await this.synthesize(st);
+    } catch (err) {
+      // Cancelled: the swarm is over (its agents stop on the same cancel), so its mailboxes go now.
+      // Not on a hand-back or a crash: the next activation continues from them.
+      if ((ctx.signal.reason as Error | undefined)?.name === 'CancelRequested') await this.end().catch(() => undefined);
+      throw err;
     } finally {
       this.reader?.close();
     }
@@ -144,7 +154,8 @@ class Lead {
     const { ctx, sw } = this;
     this.reader ??= await sw.mail.reader(this.wf, LEAD, st.cursor);
     const until = st.stop ? st.stop.at + this.grace : st.startedAt + sw.limits.max_wall_clock_minutes * 60_000;
-    await this.reader.wait(until - Date.now(), ctx.signal);
+    // An idle swarm still decides every IDLE_TICK_MS (an empty batch): a pause or a limit is applied without waiting for mail.
+    await this.reader.wait(Math.min(until - Date.now(), IDLE_TICK_MS), ctx.signal);
     ctx.checkpoint();
     const mails = this.reader.take(MAX_BATCH).filter((m) => m.seq > st.cursor);
     for (const m of mails) if (m.kind === 'event') ctx.emit(m.event.type, m.from, m.event.message, m.event.payload);
@@ -360,6 +371,7 @@ class Lead {
       limits: {
         maxMessages: L.max_messages_per_agent,
         timeoutMs: Math.min(agentTimeout, L.agent_timeout_seconds * 1000),
+        timeoutSetting: L.agent_timeout_seconds * 1000 < agentTimeout ? "the swarm's agent_timeout_seconds" : 'AGENT_TIMEOUT_SECONDS',
         snippetChars: L.workspace_snippet_chars,
         maxEntries: L.workspace_max_entries,
       },
