@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N]`
  *
- * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, openai, claims, waits. Default: all of them.
+ * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, openai, claims, waits, swarm. Default: all of them.
  * Prints a table per benchmark (measured figures, the references measured in the same run,
  * ratios, and stated references clearly labelled) and writes everything as JSON to
  * bench/results/latest.json. Traffic goes to 127.0.0.1 only; every phase is bounded in time
@@ -18,6 +18,7 @@ import { runAgents } from './agents.js';
 import { runClaims } from './claims.js';
 import { runOpenAi } from './openai.js';
 import { runWaits } from './waits.js';
+import { runSwarm } from './swarm.js';
 import { startNats, startPg, type Pg } from './lib/infra.js';
 import { ROOT, TASKSET, killAll, killAllSync } from './lib/proc.js';
 
@@ -31,6 +32,7 @@ interface Args {
   openai: boolean;
   claims: boolean;
   waits: boolean;
+  swarm: boolean;
   profile: boolean;
   pin: boolean;
   quick: boolean;
@@ -42,7 +44,7 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const names = argv.filter((a) => !a.startsWith('--'));
   const flags = argv.filter((a) => a.startsWith('--'));
-  const known = ['fanout', 'idle', 'intake', 'agents', 'openai', 'claims', 'waits', ...SHAPES.map((s) => `fanout:${s.name}`)];
+  const known = ['fanout', 'idle', 'intake', 'agents', 'openai', 'claims', 'waits', 'swarm', ...SHAPES.map((s) => `fanout:${s.name}`)];
   for (const n of names) if (!known.includes(n)) throw new Error(`unknown benchmark ${JSON.stringify(n)}; known: ${known.join(', ')}`);
   const all = names.length === 0;
   const fanoutShapes = all || names.includes('fanout') ? SHAPES.map((s) => s.name) : names.filter((n) => n.startsWith('fanout:')).map((n) => n.slice(7));
@@ -53,6 +55,7 @@ function parseArgs(argv: string[]): Args {
     agents: all || names.includes('agents'),
     claims: all || names.includes('claims'),
     waits: all || names.includes('waits'),
+    swarm: all || names.includes('swarm'),
     openai: all || names.includes('openai'),
     profile: false,
     pin: true,
@@ -197,6 +200,11 @@ async function main(): Promise<void> {
     if (args.waits) {
       const r = await withNats((nats) => runWaits({ nats, pg: db, quick: args.quick, log }));
       results.waits = r.results;
+      process.stdout.write(r.report);
+    }
+    if (args.swarm) {
+      const r = await withNats((nats) => runSwarm({ nats, pg: db, quick: args.quick, log }));
+      results.swarm = r.results;
       process.stdout.write(r.report);
     }
   } finally {
