@@ -2,7 +2,8 @@
  * Swarm messaging with a scripted model: agents message each other and the lead through their
  * mailboxes (send_message, max_messages_per_agent), a person's message changes the lead's plan
  * (a new task and agent), and an agent recruited later sees the shared workspace
- * (workspace_max_entries, workspace_snippet_chars). The swarm's mailboxes are purged at its end.
+ * (workspace_max_entries, workspace_snippet_chars). The swarm's mailboxes are purged at its end;
+ * a tool a tool policy holds for a person is not offered to swarm agents.
  */
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -12,6 +13,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, scriptedProvider, type OpenAiTestServer } from './helpers/openai-server.js';
 import {
   agentOf,
+  toolsOf,
   eventsOf,
   finished,
   postMessage,
@@ -30,7 +32,11 @@ let t: TestApp;
 
 beforeAll(async () => {
   llm = await startOpenAiServer();
-  const cfg = swarmConfig({ max_agents: 4, max_messages_per_agent: 2, workspace_snippet_chars: 20, workspace_max_entries: 1 });
+  // A tool policy holds the calculator for a person: swarm agents (which cannot wait for one) are not offered it.
+  const cfg = swarmConfig(
+    { max_agents: 4, max_messages_per_agent: 2, workspace_snippet_chars: 20, workspace_max_entries: 1 },
+    'approvals:\n  tools: [calculator]\n',
+  );
   t = await startTestApp({ CONFIG_PATH: cfg, MAX_TOKENS_PER_REQUEST: '0', MAX_COST_PER_REQUEST: '0' }, { llm: scriptedProvider(llm) });
 });
 afterAll(async () => {
@@ -67,6 +73,9 @@ describe('swarm messages', () => {
         mine.some((r) => usersOf(r).includes(`Message from ${from}: hello from ${from} to ${a}`)),
         a,
       ).toBe(true);
+      expect(toolsOf(mine[0]!)).toContain('send_message');
+      expect(toolsOf(mine[0]!)).toContain('web_search');
+      expect(toolsOf(mine[0]!)).not.toContain('calculator');
       // The third send was refused: the model read why.
       const last = mine.find((r) => turnOf(r) === 4)!;
       const tool = (last.messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content));

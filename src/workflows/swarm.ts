@@ -19,6 +19,7 @@
  * mailbox is read in journaled steps from the position the state records.
  */
 import { modelTurn, type AgentContext, type ModelCall } from '../agents/index.js';
+import { needsApproval } from '../approvals/index.js';
 import { AppError, Code } from '../kernel/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
 import { LEAD, recruitAgent, type AgentStart, type MailReader, type Received, type SwarmTask } from '../swarm/index.js';
@@ -365,7 +366,8 @@ class Lead {
         maxIterations: p.t.max_iterations ? Math.min(p.t.max_iterations, L.max_iterations_per_agent) : L.max_iterations_per_agent,
         ...(p.base.sessionId ? { sessionId: p.base.sessionId } : {}),
         ...(p.base.userId ? { userId: p.base.userId } : {}),
-        tools: p.tools,
+        // An agent runs outside the workflow actor and cannot wait for a person: a tool a policy holds is not offered to it.
+        tools: p.tools.filter((n) => !needsApproval(p.deps.approvals?.policies, p.role.name, n)),
         ...(p.base.allowDangerous ? { allowDangerous: true } : {}),
       },
       limits: {

@@ -48,18 +48,17 @@ export function swarmModel(s: SwarmScript): ReplyFn {
   };
 }
 
-/** A features file holding these swarm limits. */
-export function swarmConfig(limits: Record<string, unknown>): string {
+/** A features file holding these swarm limits (and `more`, YAML of other sections). */
+export function swarmConfig(limits: Record<string, unknown>, more = ''): string {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-features-'));
   const p = join(dir, 'features.yaml');
-  writeFileSync(
-    p,
-    `swarm:\n${Object.entries(limits)
-      .map(([k, v]) => `  ${k}: ${String(v)}`)
-      .join('\n')}\n`,
-  );
+  const lines = Object.entries(limits).map(([k, v]) => `  ${k}: ${String(v)}`);
+  writeFileSync(p, `swarm:\n${lines.join('\n')}\n${more}`);
   return p;
 }
+
+/** The tool names a request offered the model. */
+export const toolsOf = (r: RecordedRequest): string[] => (Array.isArray(r.body?.tools) ? r.body.tools.map((x: any) => String(x.function?.name)) : []);
 
 export async function submitSwarm(base: string, query: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
   const r = await fetch(`${base}/api/v1/tasks`, {
