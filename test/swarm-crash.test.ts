@@ -1,15 +1,20 @@
 /**
- * The crash test of the swarm: the worker process that runs a swarm's lead and its three agents
- * is killed (SIGKILL) while every agent's second model turn is under way; a fresh worker (started
- * beside it before the kill) takes the lead and the agents over from their journals and mailboxes.
+ * The crash tests of the swarm, two worker processes on one nats-server and one database:
+ * 1. the worker running a swarm's lead and its three agents is killed (SIGKILL) while every
+ *    agent's second model turn is under way; a fresh worker (started beside it before the kill)
+ *    takes the lead and the agents over from their journals and mailboxes;
+ * 2. two workers share a swarm (the lead on one, the agents wherever the work queue put them,
+ *    read from the LEASES bucket); the one running agents but not the lead is killed (the lead's
+ *    when every agent runs there) while the second turns are under way (a slow model, 15 s);
+ *    the other re-activates the killed agents while the lead and the spared agents carry on.
  *
  * The model is a local OpenAI-compatible server whose answer depends only on the conversation
  * so far, so both workers see the same script:
  *   lead: a plan of three tasks; agents: turn 1 sends two messages (one to the next agent, one
  *   to the lead), then each turn calls the calculator until the message from the previous
  *   agent has arrived, then answers with it; the lead's synthesis answers "swarm done".
- * While the first worker lives, every agent's second turn is held (never answered); the kill
- * cuts them off.
+ * In test 1 every agent's second turn is held (never answered) until the kill cuts it off; in
+ * test 2 it takes 15 s, so the kill cuts off those of the killed worker's agents only.
  *
  * Checked: the task completes; AGENT_STARTED, AGENT_COMPLETED and TEAM_RETIRED once per agent;
  * no model call whose turn was journaled before the kill (read from the journals at the kill)
@@ -19,6 +24,7 @@
  * the events' seq are 1..N.
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JournalLog } from '../src/bus/index.js';
@@ -35,8 +41,11 @@ const token = (from: string, to: string) => `token ${from}->${to}`;
 let t: TestApp;
 let llm: OpenAiTestServer;
 const procs: ServiceProcess[] = [];
-/** While true, every agent's second turn is held (the kill lands there). */
-let holding = true;
+/**
+ * How an agent's second turn is answered now: `hang` never (the kill lands there), `slow` after
+ * 15 s (a kill lands there; the agents the kill spares finish it), `answer` at once.
+ */
+let secondTurn: 'hang' | 'slow' | 'answer' = 'hang';
 
 type Msg = { role: string; content: unknown };
 const text = (m: Msg) => (typeof m.content === 'string' ? m.content : '');
@@ -48,6 +57,8 @@ const turnOf = (r: RecordedRequest) => 1 + messagesOf(r).filter((m) => m.role ==
 const isPlan = (r: RecordedRequest) => text(messagesOf(r)[0] ?? { role: '', content: '' }).startsWith('You lead a swarm');
 const isSynthesis = (r: RecordedRequest) => text(messagesOf(r).at(-1) ?? { role: '', content: '' }).startsWith('Combine the results');
 const count = (hay: string, needle: string) => hay.split(needle).length - 1;
+/** The requests of the swarm working on `query` (every prompt of its lead and agents carries it). */
+const requestsOf = (query: string) => llm.requests.filter((r) => messagesOf(r).some((m) => text(m).includes(query)));
 
 beforeAll(async () => {
   llm = await startOpenAiServer();
@@ -77,18 +88,19 @@ beforeAll(async () => {
         delayMs: 100,
       };
     }
-    if (turn === 2 && holding) return { type: 'hang' };
+    if (turn === 2 && secondTurn === 'hang') return { type: 'hang' };
+    const delayMs = turn === 2 && secondTurn === 'slow' ? 15_000 : 100;
     const got = messagesOf(r)
       .filter((m) => m.role === 'user' && text(m).startsWith('Message from '))
       .map(text);
     if (got.some((m) => m.includes(token(prevOf(name), name)))) {
-      return { type: 'completion', content: `result of ${name}: ${got.join(' | ')}`, delayMs: 100 };
+      return { type: 'completion', content: `result of ${name}: ${got.join(' | ')}`, delayMs };
     }
     return {
       type: 'completion',
       content: 'Waiting for my teammate.',
       toolCalls: [{ id: `${name}-c${turn}`, name: 'calculator', arguments: JSON.stringify({ expression: '1+1' }) }],
-      delayMs: 200,
+      delayMs,
     };
   });
   t = await startTestApp({ ROLES: 'gateway,orchestrator,archiver', WORKER_ACK_WAIT_MS: '1500' });
@@ -105,39 +117,49 @@ async function worker(): Promise<ServiceProcess> {
   return p;
 }
 
-/** The steps journaled so far by the lead and by each agent. */
-async function journaled(wf: string): Promise<{ lead: Set<string>; agents: Map<string, Set<string>> }> {
+/** The process (pid) holding the lease of the swarm's lead and of each agent. */
+async function leaseHolders(wf: string): Promise<{ lead?: number; agents: Map<string, number | undefined> }> {
   const nc = await connect({ servers: t.natsUrl });
   try {
-    const journal = new JournalLog(jetstream(nc), await jetstreamManager(nc));
-    const lead = new Set((await journal.read(wf)).keys());
-    const agents = new Map<string, Set<string>>();
-    for (const a of AGENTS) agents.set(a, new Set((await journal.read(wf, a)).keys()));
-    return { lead, agents };
+    const kv = await new Kvm(nc).open('LEASES');
+    const pid = async (key: string) => {
+      const e = await kv.get(key);
+      return e && e.operation === 'PUT' && e.value.length ? Number(e.string().split('-')[0]) : undefined;
+    };
+    const agents = new Map<string, number | undefined>();
+    for (const a of AGENTS) agents.set(a, await pid(`${wf}.${a}`));
+    return { lead: await pid(wf), agents };
   } finally {
     await nc.close();
   }
 }
 
-it('the worker running a swarm is killed mid-turn: a fresh worker finishes it, every agent once, no journaled call or message repeated', async () => {
-  const w1 = await worker();
+async function submit(query: string): Promise<string> {
   const r = await fetch(`${t.base}/api/v1/tasks`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: 'Work on alpha, beta and gamma together.', mode: 'standard', context: { force_swarm: true, role: 'generalist' } }),
+    body: JSON.stringify({ query, mode: 'standard', context: { force_swarm: true, role: 'generalist' } }),
   });
   expect(r.ok).toBe(true);
-  const { task_id: id } = await json(r);
+  return (await json(r)).task_id as string;
+}
 
-  // Every agent's second turn is under way (held) on the first worker; its first turn and both sends are journaled.
-  const held = () => new Set(llm.requests.filter((q) => agentOf(q) && turnOf(q) === 2).map((q) => agentOf(q)));
+/** Resolves when every agent of the swarm on `query` has its second turn under way. */
+async function secondTurnsUnderWay(query: string): Promise<void> {
+  const held = () =>
+    new Set(
+      requestsOf(query)
+        .filter((q) => agentOf(q) && turnOf(q) === 2)
+        .map((q) => agentOf(q)),
+    );
   await waitFor(async () => (held().size === AGENTS.length ? true : undefined), 60_000, 20);
-  // A second worker joins, then the first is killed: the second takes the lead and every agent over.
-  const w2 = await worker();
-  w1.kill('SIGKILL');
-  await w1.exited;
-  holding = false;
-  const atKill = await journaled(id);
+}
+
+/**
+ * After the kill: the task completes, and every check of the file's header holds. `cutOff`: the
+ * agents whose second turn the kill cut off (made twice in all); the others' made once.
+ */
+async function checkSwarm(id: string, query: string, atKill: Awaited<ReturnType<typeof journaled>>, cutOff: string[]): Promise<void> {
   expect(atKill.lead.has('swarm-plan')).toBe(true);
   for (const a of AGENTS) expect([...atKill.agents.get(a)!], a).toContain(`swarm-${a}-turn-1`);
 
@@ -151,11 +173,12 @@ it('the worker running a swarm is killed mid-turn: a fresh worker finishes it, e
   expect(s.metadata.total_agents).toBe(AGENTS.length);
 
   // Model calls: the plan and the synthesis once; per (agent, turn) once when journaled at the kill, at most twice otherwise.
-  expect(llm.requests.filter(isPlan)).toHaveLength(1);
-  const synth = llm.requests.filter(isSynthesis);
+  const reqs = requestsOf(query);
+  expect(reqs.filter(isPlan)).toHaveLength(1);
+  const synth = reqs.filter(isSynthesis);
   expect(synth).toHaveLength(1);
   const perTurn = new Map<string, number>();
-  for (const q of llm.requests) {
+  for (const q of reqs) {
     const a = agentOf(q);
     if (a) perTurn.set(`${a}-turn-${turnOf(q)}`, (perTurn.get(`${a}-turn-${turnOf(q)}`) ?? 0) + 1);
   }
@@ -164,14 +187,14 @@ it('the worker running a swarm is killed mid-turn: a fresh worker finishes it, e
       const m = /^swarm-(agent-\d+-turn-\d+)$/.exec(step);
       if (m) expect(perTurn.get(m[1]!), `${step} was journaled before the kill`).toBe(1);
     }
-    // The held second turn was cut off by the kill and made once more.
-    expect(perTurn.get(`${a}-turn-2`), `${a}-turn-2`).toBe(2);
+    // A second turn the kill cut off was made once more; one it spared, once.
+    expect(perTurn.get(`${a}-turn-2`), `${a}-turn-2`).toBe(cutOff.includes(a) ? 2 : 1);
   }
   for (const [k, n] of perTurn) expect(n, k).toBeLessThanOrEqual(2);
 
   // Mailboxes: each agent-to-agent message in its receiver's final conversation once; each note and result in the synthesis once.
   for (const a of AGENTS) {
-    const last = llm.requests.filter((q) => agentOf(q) === a).at(-1)!;
+    const last = reqs.filter((q) => agentOf(q) === a).at(-1)!;
     const convo = messagesOf(last)
       .filter((m) => m.role === 'user')
       .map(text)
@@ -212,6 +235,57 @@ it('the worker running a swarm is killed mid-turn: a fresh worker finishes it, e
   }
   expect(of('AGENT_COMPLETED')).toHaveLength(AGENTS.length);
   expect(of('WORKFLOW_COMPLETED')).toHaveLength(1);
+}
+
+/** The steps journaled so far by the lead and by each agent. */
+async function journaled(wf: string): Promise<{ lead: Set<string>; agents: Map<string, Set<string>> }> {
+  const nc = await connect({ servers: t.natsUrl });
+  try {
+    const journal = new JournalLog(jetstream(nc), await jetstreamManager(nc));
+    const lead = new Set((await journal.read(wf)).keys());
+    const agents = new Map<string, Set<string>>();
+    for (const a of AGENTS) agents.set(a, new Set((await journal.read(wf, a)).keys()));
+    return { lead, agents };
+  } finally {
+    await nc.close();
+  }
+}
+
+it('the worker running a swarm is killed mid-turn: a fresh worker finishes it, every agent once, no journaled call or message repeated', async () => {
+  const query = 'Work on alpha, beta and gamma together.';
+  secondTurn = 'hang';
+  const w1 = await worker();
+  const id = await submit(query);
+  // Every agent's second turn is under way (held) on the first worker; its first turn and both sends are journaled.
+  await secondTurnsUnderWay(query);
+  // A second worker joins, then the first is killed: the second takes the lead and every agent over.
+  const w2 = await worker();
+  w1.kill('SIGKILL');
+  await w1.exited;
+  secondTurn = 'answer';
+  await checkSwarm(id, query, await journaled(id), AGENTS);
   w2.kill('SIGTERM');
   await w2.exited;
+}, 240_000);
+
+it('of two workers sharing a swarm, the one running agents (not the lead, when they are split) is killed mid-turn: the other finishes it', async () => {
+  const query = 'Work on alpha, beta and gamma, split across two workers.';
+  secondTurn = 'slow';
+  const [w1, w2] = await Promise.all([worker(), worker()]);
+  const id = await submit(query);
+  await secondTurnsUnderWay(query);
+  const holders = await leaseHolders(id);
+  const byPid = (p: ServiceProcess) => AGENTS.filter((a) => holders.agents.get(a) === p.proc.pid);
+  // The victim: a worker running agents but not the lead if there is one (the lead carries on elsewhere), else the lead's.
+  const victim = [w1, w2].find((p) => p.proc.pid !== holders.lead && byPid(p).length) ?? [w1, w2].find((p) => p.proc.pid === holders.lead)!;
+  const cutOff = byPid(victim);
+  expect(cutOff.length, JSON.stringify({ holders: [...holders.agents], lead: holders.lead })).toBeGreaterThan(0);
+  victim.kill('SIGKILL');
+  await victim.exited;
+  const atKill = await journaled(id);
+  secondTurn = 'answer';
+  await checkSwarm(id, query, atKill, cutOff);
+  const survivor = victim === w1 ? w2 : w1;
+  survivor.kill('SIGTERM');
+  await survivor.exited;
 }, 240_000);
