@@ -83,7 +83,7 @@ export const BUCKETS = {
   reviews: 'REVIEWS',
   /** The lock of a review's feedback model call: key <workflow_id>; the bucket's short TTL is the lock's lease. */
   reviewLocks: 'REVIEW_LOCKS',
-  /** A swarm's shared state: key <workflow_id> -> owner, task list, limits; compare-and-set updates (swarm/board.ts). */
+  /** A swarm's shared state: key <workflow_id> -> owner, running or ended, task list; compare-and-set updates (swarm/board.ts). */
   swarmTasklists: 'SWARM_TASKLISTS',
   /** A swarm's shared workspace of agent results: key <workflow_id> -> the entries (cut to workspace_snippet_chars). */
   swarmWorkspace: 'SWARM_WORKSPACE',
