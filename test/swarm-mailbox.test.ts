@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBus, type Bus } from '../src/bus/index.js';
 import { createLogger } from '../src/kernel/index.js';
 import { LEAD, Mailboxes, SwarmBoard, type Received } from '../src/swarm/index.js';
+import { SwarmAgentContext } from '../src/swarm/agent-context.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
 
 let nats: TestNats;
@@ -94,5 +95,39 @@ describe('swarm mailboxes', () => {
     await Promise.all(Array.from({ length: 6 }, (_, i) => board.post(wf, { agent: `agent-${i}`, task_id: `t${i}`, text: `r${i}`, at: '' })));
     expect((await board.entries(wf, 100)).length).toBe(6);
     expect((await board.entries(wf, 2)).length).toBe(2);
+  });
+
+  it("an agent's re-activation replays its journal: a recorded step does not run again, a step cut off before its record sends nothing twice", async () => {
+    const wf = randomUUID();
+    const make = () => new SwarmAgentContext({ workflowId: wf, name: 'agent-1', journal: bus.journal, publisher: bus.events, mail });
+    const first = make();
+    let runs = 0;
+    expect(await first.step('a', async () => (first.emit('AGENT_STARTED', 'agent-1', 'started'), ++runs))).toBe(1);
+    // Step b sends, then the process dies before its record (the step's function throws after its sends are stored).
+    await expect(
+      first.step('b', async () => {
+        first.emit('PROGRESS', 'agent-1', 'iteration 1', { iteration: 1 });
+        await first.send('agent-2', { kind: 'text', from: 'agent-1', text: 'hi' }, true);
+        throw new Error('killed');
+      }),
+    ).rejects.toThrow('killed');
+    const again = make();
+    expect(await again.rehydrate()).toBe(1);
+    expect(await again.step('a', async () => ++runs)).toBe(1);
+    expect(runs).toBe(1);
+    await again.step('b', async () => {
+      again.emit('PROGRESS', 'agent-1', 'iteration 1', { iteration: 1 });
+      await again.send('agent-2', { kind: 'text', from: 'agent-1', text: 'hi' }, true);
+      return true;
+    });
+    expect(again.messagesSent).toBe(1);
+    const third = make();
+    await third.rehydrate();
+    expect(third.messagesSent).toBe(1); // counted from the journal
+    // The lead got each event once; agent-2 the message once. LLM events stay with the agent.
+    third.emit('LLM_PARTIAL', 'agent-1', 'x');
+    const lead = await readAll(wf, LEAD, 0, 2);
+    expect(lead.map((m) => (m.kind === 'event' ? m.event.type : m.kind))).toEqual(['AGENT_STARTED', 'PROGRESS']);
+    expect((await readAll(wf, 'agent-2', 0, 1)).length).toBe(1);
   });
 });
