@@ -23,6 +23,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { Mailboxes, type Received } from '../src/swarm/index.js';
 import { percentilesOf } from './lib/hist.js';
 import { inProcessService, type Nats, type Pg } from './lib/infra.js';
@@ -118,6 +119,30 @@ async function serviceSwarm(base: string, turns: number): Promise<number> {
   return wall;
 }
 
+/** Every stream's last sequence: how many messages each has stored so far (JetStream writes). */
+async function streamSeqs(jsm: JetStreamManager): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for await (const si of jsm.streams.list()) out.set(si.config.name, si.state.last_seq);
+  return out;
+}
+
+/** JetStream writes of one swarm of `turns` turns per agent, by stream (most first). */
+async function writesOf(jsm: JetStreamManager, run: () => Promise<unknown>): Promise<{ total: number; byStream: [string, number][] }> {
+  const a = await streamSeqs(jsm);
+  await run();
+  // The archiver and the events' consumers may still be writing: wait for the counts to settle.
+  let b = await streamSeqs(jsm);
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const c = await streamSeqs(jsm);
+    if ([...c].every(([k, v]) => b.get(k) === v)) break;
+    b = c;
+  }
+  const byStream = [...b].map(([k, v]): [string, number] => [k, v - (a.get(k) ?? 0)]).filter(([, d]) => d > 0);
+  byStream.sort((x, y) => y[1] - x[1]);
+  return { total: byStream.reduce((n, [, d]) => n + d, 0), byStream };
+}
+
 interface Sample {
   wallMs: number;
   modelMs: number;
@@ -183,6 +208,9 @@ export async function runSwarm(o: { nats: Nats; pg: Pg; quick: boolean; log: (s:
       mem.k1.push(await sample(model, () => memorySwarm(model, AGENTS, 1)));
       mem.kN.push(await sample(model, () => memorySwarm(model, AGENTS, TURNS)));
     }
+    const w1 = await writesOf(app.bus.jsm, () => serviceSwarm(base, 1));
+    const wN = await writesOf(app.bus.jsm, () => serviceSwarm(base, TURNS));
+    const writesPerTurn = (wN.total - w1.total) / (AGENTS * (TURNS - 1));
     const s = perTurn(svc.k1, svc.kN);
     const m = perTurn(mem.k1, mem.kN);
     const machine = load.stop();
@@ -192,6 +220,7 @@ export async function runSwarm(o: { nats: Nats; pg: Pg; quick: boolean; log: (s:
     const results = {
       mailboxLatencyMs: { oneAtATime: lat(one), tenSenders: lat(ten), reference: { oneAtATime: lat(memOne), tenSenders: lat(memTen) } },
       overhead: { agents: AGENTS, turnsPerAgent: TURNS, reps, service: s, reference: m, targetMs: TARGET_MS, met: s.overheadMs < TARGET_MS },
+      jetstreamWrites: { swarmK1: w1, swarmKn: wN, perExtraAgentTurn: writesPerTurn },
       foreignLoadPctOfCore: machine.foreignPct,
       loadAverage1m: loadavg()[0],
     };
@@ -229,10 +258,13 @@ export async function runSwarm(o: { nats: Nats; pg: Pg; quick: boolean; log: (s:
           ],
           ['swarm wall time - model time, K = 1 (ms)', ms(s.wallK1Ms, 1), ms(m.wallK1Ms, 2), fmtRatio(s.wallK1Ms / m.wallK1Ms), ''],
           [`model busy time, K = ${TURNS} (ms)`, ms(s.modelMs), ms(m.modelMs, 4), '', ''],
+          [`JetStream writes per swarm, K = 1 / K = ${TURNS}`, `${w1.total} / ${wN.total}`, '0 / 0', '', ''],
+          ['JetStream writes per added agent turn (slope)', writesPerTurn.toFixed(1), '0', '', ''],
         ],
         [
           `overhead per turn = (wall time - model busy time) / agent turns (${AGENTS} agents x K turns, run in parallel), median of ${reps} swarms (${reps * 5} in memory);`,
           'the service\u2019s wall time runs from POST /api/v1/tasks/stream to STREAM_END on SSE and includes the plan, recruiting, synthesis and the end of the task.',
+          `JetStream writes of the K = ${TURNS} swarm by stream: ${wN.byStream.map(([k, d]) => `${k} ${d}`).join(', ')}.`,
           `other processes on the machine used ${machine.foreignPct}% of a core on average during the run; 1-minute load average at the end ${loadavg()[0]!.toFixed(1)}.`,
         ],
       ) +
