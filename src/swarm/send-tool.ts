@@ -26,8 +26,8 @@ export function sendMessageTool(o: SendToolOptions): Tool {
   return {
     name: SEND_MESSAGE_TOOL,
     description:
-      `Send a message to another agent of your swarm, or to the lead ("${LEAD}"). Use it to share findings, ask a teammate for something, or ` +
-      `tell the lead about work that should be added. At most ${o.maxMessages} messages in all.`,
+      `Send a message to another agent of your swarm (it reads it before its next step), or to the lead ("${LEAD}"; what you tell the lead ` +
+      `is given to it when it writes the swarm's final answer). Use it to share findings or ask a teammate for something. At most ${o.maxMessages} messages in all.`,
     category: 'swarm',
     version: '1.0.0',
     parameters: {
