@@ -29,6 +29,8 @@ export interface AgentHostOptions extends AgentRunDeps {
   /** Agents run at once by this process. */
   concurrency: number;
   ackWaitMs: number;
+  /** Deliveries of one start message before it is given up (WORKER_MAX_DELIVER); the lead then counts the agent failed at its limits. */
+  maxDeliver?: number;
   log: Logger;
 }
 
@@ -49,6 +51,7 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     stream: STREAMS.swarmAgents,
     durable: CONSUMERS.swarmAgents,
     ackWaitMs: o.ackWaitMs,
+    maxDeliver: o.maxDeliver,
     concurrency: o.concurrency,
     log: o.log,
     handle: (m) => host(m),

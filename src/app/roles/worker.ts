@@ -64,6 +64,7 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
     partialChunkChars: cfg.workflow.partialChunkChars,
     concurrency: cfg.worker.concurrency,
     ackWaitMs: cfg.worker.ackWaitMs,
+    maxDeliver: cfg.worker.maxDeliver,
     log: log.child({ component: 'swarm-agents' }),
   });
   return async () => {
