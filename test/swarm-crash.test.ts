@@ -27,7 +27,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { JournalLog } from '../src/bus/index.js';
+import { BUCKETS, JournalLog, kvKeys } from '../src/bus/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-server.js';
 import { scriptedModelEnv, startServiceProcess, testBusEnv, type ServiceProcess } from './helpers/process.js';
@@ -121,14 +121,14 @@ async function worker(): Promise<ServiceProcess> {
 async function leaseHolders(wf: string): Promise<{ lead?: number; agents: Map<string, number | undefined> }> {
   const nc = await connect({ servers: t.natsUrl });
   try {
-    const kv = await new Kvm(nc).open('LEASES');
+    const kv = await new Kvm(nc).open(BUCKETS.leases);
     const pid = async (key: string) => {
       const e = await kv.get(key);
       return e && e.operation === 'PUT' && e.value.length ? Number(e.string().split('-')[0]) : undefined;
     };
     const agents = new Map<string, number | undefined>();
-    for (const a of AGENTS) agents.set(a, await pid(`${wf}.${a}`));
-    return { lead: await pid(wf), agents };
+    for (const a of AGENTS) agents.set(a, await pid(kvKeys.agentLease(wf, a)));
+    return { lead: await pid(kvKeys.lease(wf)), agents };
   } finally {
     await nc.close();
   }
