@@ -104,7 +104,8 @@ describe('swarm with authentication and a slow model', () => {
   let a: TestApp;
   beforeAll(async () => {
     // Every offline answer takes a second or two (20 ms a word): the swarm runs long enough to message, cancel and pause.
-    a = await startTestApp({ GATEWAY_SKIP_AUTH: '0', OFFLINE_LLM_CHUNK_DELAY_MS: '20', PASSWORD_SCRYPT_N: '1024' });
+    // The tests poll the task's status: no per-key rate limit in their way.
+    a = await startTestApp({ GATEWAY_SKIP_AUTH: '0', OFFLINE_LLM_CHUNK_DELAY_MS: '20', PASSWORD_SCRYPT_N: '1024', RATE_LIMIT_REQUESTS: '100000' });
   });
   afterAll(async () => {
     await a?.stop();
@@ -146,9 +147,9 @@ describe('swarm with authentication and a slow model', () => {
       reason: 'the model gave no task list: the message becomes a task',
     });
     expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
-  }, 120_000);
+  }, 60_000);
 
-  it('cancel reaches every agent: the task ends CANCELLED and no agent stays in progress', { timeout: 120_000 }, async () => {
+  it('cancel reaches every agent: the task ends CANCELLED and no agent stays in progress', { timeout: 60_000 }, async () => {
     const u = await registerUser(a.base, 'swarm-cancel');
     const id = await submitSwarm(a.base, 'Describe the Rhine. Describe the Danube. Describe the Elbe.', u.h);
     await untilEvent(a.base, id, (e) => e.type === 'AGENT_STARTED', u.h);
@@ -174,7 +175,7 @@ describe('swarm with authentication and a slow model', () => {
     const evs = await eventsOf(a.base, id, u.h);
     expect(evs.filter((e) => e.type === 'AGENT_COMPLETED').length).toBe(2);
     expect(evs.map((e) => e.type)).toContain('WORKFLOW_RESUMED');
-  }, 120_000);
+  }, 60_000);
 });
 
 describe('swarm disabled', () => {

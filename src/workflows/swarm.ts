@@ -99,7 +99,12 @@ class Lead {
       for (let k = 1; st.agents.some((a) => a.status === 'running'); k++) {
         const cur = st;
         const batch = await ctx.step(`swarm-inbox-${k}`, () => this.inbox(cur));
-        st = await ctx.step(`swarm-act-${k}`, () => this.act(cur, batch.mails, k, batch.last));
+        // A decision that changed nothing (an idle tick) journals a marker, not the whole state again.
+        const next = await ctx.step(`swarm-act-${k}`, async (): Promise<LeadState | { same: true }> => {
+          const s = await this.act(cur, batch.mails, k, batch.last);
+          return JSON.stringify(s) === JSON.stringify(cur) ? { same: true } : s;
+        });
+        st = 'same' in next ? cur : next;
       }
       if (!st.agents.some((a) => a.status === 'done')) {
         if (st.stop) {
