@@ -13,7 +13,7 @@ import type { ToolRegistry } from '../tools/index.js';
 import type { SwarmAgentContext } from './agent-context.js';
 import type { SwarmBoard, WorkspaceEntry } from './board.js';
 import { LEAD, type AgentReport, type MailReader, type Received } from './mailbox.js';
-import { SEND_MESSAGE_TOOL, sendMessageTool, withTools } from './send-tool.js';
+import { SEND_MESSAGE_TOOL, sendMessageTool } from './send-tool.js';
 
 /** The start message of one agent (SWARM_AGENTS), built by the lead. */
 export interface AgentStart {
@@ -82,7 +82,7 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
   const wf = s.workflow_id;
   const board = d.board;
   const team = async () => ((await board.state(wf))?.tasks ?? []).flatMap((t) => (t.agent ? [t.agent] : []));
-  const tools = d.tools ? withTools(d.tools, [sendMessageTool({ ctx, maxMessages: s.limits.maxMessages, team })]) : undefined;
+  const tools = d.tools?.withExtraTools([sendMessageTool({ ctx, maxMessages: s.limits.maxMessages, team })]);
   const deps: AgentDeps = {
     llm: d.llm,
     tools,

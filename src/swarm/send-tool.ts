@@ -1,12 +1,12 @@
 /**
  * `send_message {to, text}`: the tool a swarm agent messages another agent of its swarm, or
- * the lead (`lead`), with. Offered to swarm agents only, through a registry that adds it to the
- * service's (whose rate limits and usage records stay in force for every other tool). A send
+ * the lead (`lead`), with. Offered to swarm agents only, through a view of the service's registry
+ * (`ToolRegistry.withExtraTools`: its rate limits and usage records stay in force for every other tool). A send
  * is part of the tool call's journaled step (stored before the step counts as done, with an id
  * derived from the step), so it happens once; it counts against max_messages_per_agent, and a
  * send past that is refused with an error the model reads.
  */
-import { ToolError, type Tool, type ToolRegistry } from '../tools/index.js';
+import { ToolError, type Tool, type ToolParameters } from '../tools/index.js';
 import type { SwarmAgentContext } from './agent-context.js';
 import { LEAD } from './mailbox.js';
 
@@ -14,6 +14,17 @@ export const SEND_MESSAGE_TOOL = 'send_message';
 
 /** Longest message text an agent may send. */
 export const MAX_AGENT_MESSAGE_CHARS = 4000;
+
+/** One schema object for every agent's tool: the registry compiles it once (its validators are cached by schema). */
+const PARAMETERS: ToolParameters = {
+  type: 'object',
+  properties: {
+    to: { type: 'string', description: `An agent's name (e.g. agent-2) or "${LEAD}"` },
+    text: { type: 'string', minLength: 1, maxLength: MAX_AGENT_MESSAGE_CHARS },
+  },
+  required: ['to', 'text'],
+  additionalProperties: false,
+};
 
 export interface SendToolOptions {
   ctx: SwarmAgentContext;
@@ -30,15 +41,7 @@ export function sendMessageTool(o: SendToolOptions): Tool {
       `is given to it when it writes the swarm's final answer). Use it to share findings or ask a teammate for something. At most ${o.maxMessages} messages in all.`,
     category: 'swarm',
     version: '1.0.0',
-    parameters: {
-      type: 'object',
-      properties: {
-        to: { type: 'string', description: `An agent's name (e.g. agent-2) or "${LEAD}"` },
-        text: { type: 'string', minLength: 1, maxLength: MAX_AGENT_MESSAGE_CHARS },
-      },
-      required: ['to', 'text'],
-      additionalProperties: false,
-    },
+    parameters: PARAMETERS,
     timeoutMs: 30_000,
     costPerUse: 0,
     dangerous: false,
@@ -63,19 +66,4 @@ export function sendMessageTool(o: SendToolOptions): Tool {
       return { output: { delivered: true, to, sent: sent + 1, limit: o.maxMessages }, text: `message delivered to ${to} (${sent + 1} of ${o.maxMessages})` };
     },
   };
-}
-
-/**
- * The service's registry with `extra` added: `get` and `execute` know the extra tools, every
- * other call (validation, rate limits, usage records) is the service's registry's own.
- */
-export function withTools(base: ToolRegistry, extra: Tool[]): ToolRegistry {
-  const own = new Map(extra.map((t) => [t.name, t]));
-  const overlay = Object.create(base) as ToolRegistry & { tools: Map<string, Tool> };
-  // The registry keeps its tools in a private map: the overlay's own copy shadows it.
-  const tools = new Map((base as unknown as { tools: Map<string, Tool> }).tools);
-  for (const [n, t] of own) tools.set(n, t);
-  Object.defineProperty(overlay, 'tools', { value: tools });
-  Object.defineProperty(overlay, 'validators', { value: new Map() });
-  return overlay;
 }

@@ -81,10 +81,21 @@ function argumentError(e: ErrorObject): AppError {
   return badRequest(`${field} ${e.message ?? 'is invalid'}`);
 }
 
+/** What a registry and the views made from it (`withExtraTools`) share: compiled schemas and rate-limit quotas. */
+interface Shared {
+  /** Compiled argument validators by schema object (a tool whose schema is one constant compiles once for every view). */
+  validators: WeakMap<object, ValidateFunction>;
+  /** Made at the first validation (a view made and dropped per agent builds none). */
+  ajv?: Ajv;
+  /** Calls this process may still make in the current window, per tool (claimed from the shared counter in blocks). */
+  quota: Map<string, { window: number; left: number }>;
+}
+
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
-  private readonly validators = new Map<string, ValidateFunction>();
-  private readonly ajv = new Ajv({ allErrors: false, strict: false });
+  private shared: Shared = { validators: new WeakMap(), quota: new Map() };
+  /** The tools `close` ends: all of them, or a view's own extra tools. */
+  private owned: readonly Tool[];
 
   constructor(
     tools: readonly Tool[],
@@ -94,6 +105,21 @@ export class ToolRegistry {
       if (this.tools.has(t.name)) throw new Error(`tool ${t.name} registered twice`);
       this.tools.set(t.name, t as Tool);
     }
+    this.owned = [...this.tools.values()];
+  }
+
+  /**
+   * A view of this registry with `extra` tools added (e.g. a swarm agent's own `send_message`):
+   * it knows, lists and runs them alongside this registry's tools, and shares this registry's
+   * rate limits (settings, bucket and this process's claimed quota), usage records and compiled
+   * validators. A name this registry already has is refused. `close()` on the view ends only
+   * its extra tools.
+   */
+  withExtraTools(extra: readonly Tool[]): ToolRegistry {
+    const view = new ToolRegistry([...this.tools.values(), ...extra], this.opts);
+    view.shared = this.shared;
+    view.owned = [...extra];
+    return view;
   }
 
   /** Tools a listing shows: never the dangerous ones; optionally one category. */
@@ -128,10 +154,11 @@ export class ToolRegistry {
   /** Throws 400 naming the first argument that breaks the tool's schema. */
   validate(tool: Tool, args: unknown): Record<string, unknown> {
     if (!args || typeof args !== 'object' || Array.isArray(args)) throw badRequest('arguments must be a JSON object');
-    let v = this.validators.get(tool.name);
+    const { validators } = this.shared;
+    let v = validators.get(tool.parameters);
     if (!v) {
-      v = this.ajv.compile(tool.parameters);
-      this.validators.set(tool.name, v);
+      v = (this.shared.ajv ??= new Ajv({ allErrors: false, strict: false })).compile(tool.parameters);
+      validators.set(tool.parameters, v);
     }
     if (!v(args)) throw argumentError(v.errors![0]!);
     return args as Record<string, unknown>;
@@ -208,9 +235,6 @@ export class ToolRegistry {
     return exec;
   }
 
-  /** Calls this process may still make in the current window, per tool (claimed from the shared counter in blocks). */
-  private readonly quota = new Map<string, { window: number; left: number }>();
-
   /**
    * Counts a call against the tool's per-minute limit. The shared counter in NATS KV is
    * claimed in blocks (a twentieth of the limit, at most 50), so most calls cost no round
@@ -223,7 +247,7 @@ export class ToolRegistry {
     if (!limit || !this.opts.rateKv) return;
     const now = Date.now();
     const window = Math.floor(now / 60_000);
-    const q = this.quota.get(tool.name);
+    const q = this.shared.quota.get(tool.name);
     if (q && q.window === window && q.left > 0) {
       q.left--;
       return;
@@ -241,19 +265,19 @@ export class ToolRegistry {
     const before = c.count - block;
     const granted = Math.max(0, Math.min(block, limit - before));
     if (granted === 0) {
-      this.quota.set(tool.name, { window, left: 0 });
+      this.shared.quota.set(tool.name, { window, left: 0 });
       const retryAfter = Math.max(1, Math.ceil((c.resetAtMs - now) / 1000));
       throw new AppError(Code.ResourceExhausted, `rate limit exceeded for tool ${tool.name}: ${limit} calls per minute (${tool.rateLimitSetting})`, {
         retryable: true,
         retryAfter,
       });
     }
-    this.quota.set(tool.name, { window, left: granted - 1 });
+    this.shared.quota.set(tool.name, { window, left: granted - 1 });
   }
 
   /** Ends what the tools hold (the python worker). */
   async close(): Promise<void> {
-    await Promise.all([...this.tools.values()].map((t) => (t as Tool & { close?: () => Promise<void> }).close?.()));
+    await Promise.all(this.owned.map((t) => (t as Tool & { close?: () => Promise<void> }).close?.()));
   }
 }
 
