@@ -102,7 +102,8 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     let sub: Subscription | undefined;
     let reader: Awaited<ReturnType<Mailboxes['reader']>> | undefined;
     try {
-      const [, ctl] = await Promise.all([ctx.rehydrate(), readControl(o.bus.kv.control, s.workflow_id)]);
+      // A first delivery starts the agent: no activation ran before it (the start message is one per agent), so its journal is empty.
+      const [, ctl] = await Promise.all([m.info.deliveryCount > 1 ? ctx.rehydrate() : 0, readControl(o.bus.kv.control, s.workflow_id)]);
       if (ctx.isRecorded(`${agentPrefix(s.name)}-report`) || ctl.state.cancel_requested) {
         m.ack();
         return;

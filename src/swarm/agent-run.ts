@@ -1,10 +1,11 @@
 /**
  * One swarm agent's work: the normal tool loop (runAgentLoop) on its task, on its own journaled
- * context. Before every model turn it reads its mailbox in a journaled step (messages from the
- * lead and other agents become user messages; a `stop` from the lead ends it) and reports the
- * turn (PROGRESS, iteration, with its model calls and tokens so far) to the lead. It may
- * message the swarm with `send_message`. At the end it posts its result to the shared
- * workspace and reports it (or its failure) to the lead's mailbox, in one journaled step.
+ * context. Before every model turn it reads its mailbox in a journaled step, recorded with the
+ * turn in one journal write (messages from the lead and other agents become user messages; a
+ * `stop` from the lead ends it) and reports the turn (PROGRESS, iteration, with its model calls
+ * and tokens so far) to the lead. It may
+ * message the swarm with `send_message`. At the end it reports its result (or its failure) to
+ * the lead's mailbox in one journaled step; the lead posts it to the shared workspace.
  */
 import { AgentTimedOut, runAgentLoop, type AgentDeps, type AgentOutput } from '../agents/index.js';
 import { AppError, Code, type Tier } from '../kernel/index.js';
@@ -60,7 +61,8 @@ export interface AgentRunDeps {
 /** The journal step prefix of an agent's steps (unique within its task, for usage records too). */
 export const agentPrefix = (name: string) => `swarm-${name}`;
 
-const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+/** An agent's result as the workspace shows it: cut to workspace_snippet_chars. */
+export const workspaceSnippet = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
 export function workspaceText(entries: WorkspaceEntry[]): string {
   return entries.length ? entries.map((e) => `- ${e.agent} (${e.task_id}): ${e.text}`).join('\n') : '(empty)';
@@ -81,7 +83,8 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
   const prefix = agentPrefix(s.name);
   const wf = s.workflow_id;
   const board = d.board;
-  const team = async () => ((await board.state(wf))?.tasks ?? []).flatMap((t) => (t.agent ? [t.agent] : []));
+  // The team it was recruited with; the task list is read only for a name not in it (an agent recruited later).
+  const team = async (name: string) => (s.team.includes(name) ? s.team : ((await board.state(wf))?.tasks ?? []).flatMap((t) => (t.agent ? [t.agent] : [])));
   const tools = d.tools?.withExtraTools([sendMessageTool({ ctx, maxMessages: s.limits.maxMessages, team })]);
   const deps: AgentDeps = {
     llm: d.llm,
@@ -107,7 +110,8 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
   let out: AgentOutput | undefined;
   let failure: string | undefined;
   try {
-    const shown = await ctx.step(`${prefix}-workspace`, async () => workspaceText(await board.entries(wf, s.limits.maxEntries)));
+    // Deferred (recorded with the first model turn): a read that sends nothing.
+    const shown = await ctx.step(`${prefix}-workspace`, async () => workspaceText(await board.entries(wf, s.limits.maxEntries)), { deferred: true });
     const messages: ChatMessage[] = [
       { role: 'system', content: s.system },
       {
@@ -132,11 +136,16 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
       taskId: wf,
       stepPrefix: prefix,
       beforeTurn: async (i) => {
-        const got = await ctx.step(`${prefix}-inbox-${i}`, async () => {
-          const mails = reader.take().filter((m) => m.seq > last);
-          if (i > 1) progress(i);
-          return { mails, last: mails.reduce((n, m) => Math.max(n, m.seq), last) };
-        });
+        // Deferred: recorded with the model turn that follows (one journal write); its PROGRESS goes to the lead now.
+        const got = await ctx.step(
+          `${prefix}-inbox-${i}`,
+          async () => {
+            const mails = reader.take().filter((m) => m.seq > last);
+            if (i > 1) progress(i);
+            return { mails, last: mails.reduce((n, m) => Math.max(n, m.seq), last) };
+          },
+          { deferred: true },
+        );
         last = Math.max(last, got.last);
         const stop = got.mails.find((m): m is Received & { kind: 'stop' } => m.kind === 'stop');
         if (stop) throw new SwarmStopped(stop.reason);
@@ -163,12 +172,9 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
       calls: calls.map((c) => ({ agentId: c.agentId, step: c.step, model: c.model, provider: c.provider, usage: c.usage })),
       toolCalls: out?.toolCalls ?? 0,
     };
-    if (out) {
-      await board.post(wf, { agent: s.name, task_id: s.task.id, text: cut(out.text, s.limits.snippetChars), at: new Date().toISOString() });
-    } else {
-      ctx.emit('AGENT_COMPLETED', s.name, `Agent ${s.name} failed: ${failure}`, { success: false, error: failure });
-    }
-    void ctx.send(LEAD, { kind: 'result', from: s.name, report });
+    // The lead posts a result to the workspace when it retires the agent (one writer, one write per batch of results).
+    if (!out) ctx.emit('AGENT_COMPLETED', s.name, `Agent ${s.name} failed: ${failure}`, { success: false, error: failure });
+    ctx.hold(LEAD, { kind: 'result', from: s.name, report });
     return { success: !!out };
   });
 }

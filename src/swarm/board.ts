@@ -1,9 +1,9 @@
 /**
  * A swarm's shared state in KV: its task list (bucket SWARM_TASKLISTS, key <workflow_id>: the
  * owner, whether it runs, the tasks) and its workspace of agent results (bucket
- * SWARM_WORKSPACE, key <workflow_id>). Every write is a compare-and-set on the key's revision,
- * retried on a conflict, so concurrent writers (the lead, agents posting results, the person's
- * message route reading) never lose one another's change. Entries live a day.
+ * SWARM_WORKSPACE, key <workflow_id>; the lead posts its agents' results there as it retires
+ * them). Every write is a compare-and-set on the key's revision, retried on a conflict, so
+ * concurrent writers never lose one another's change. Entries live a day.
  */
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -53,23 +53,47 @@ const conflict = (err: unknown) =>
   (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence) ||
   /wrong last sequence|exists/i.test((err as Error)?.message ?? '');
 
-/** Reads `key`, applies `fn`, writes back only if nobody wrote meanwhile (else again). */
-async function casUpdate<T>(kv: KV, key: string, fn: (cur: T | undefined) => T): Promise<T> {
+/** What this process last wrote to a key (its revision and value), to skip the read before its next write. */
+type Written = Map<string, { revision: number; json: string }>;
+
+/** Keys whose last write this process remembers (the oldest forgotten first). */
+const WRITTEN_KEEP = 1000;
+
+/**
+ * Reads `key`, applies `fn`, writes back only if nobody wrote meanwhile (else again). The
+ * first attempt starts from what this process last wrote there, when it remembers it (the
+ * lead is a swarm's one writer: one round trip instead of two); another writer since makes
+ * that write fail, and the key is read again.
+ */
+async function casUpdate<T>(kv: KV, key: string, fn: (cur: T | undefined) => T, written: Written): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const e = await kv.get(key);
-    const cur = e && e.operation === 'PUT' && e.value.length ? (JSON.parse(dec.decode(e.value)) as T) : undefined;
+    const mine = attempt === 0 ? written.get(key) : undefined;
+    let revision = mine?.revision;
+    let cur = mine ? (JSON.parse(mine.json) as T) : undefined;
+    if (!mine) {
+      const e = await kv.get(key);
+      cur = e && e.operation === 'PUT' && e.value.length ? (JSON.parse(dec.decode(e.value)) as T) : undefined;
+      revision = e?.revision || undefined;
+    }
     const next = fn(cur);
+    const json = JSON.stringify(next);
     try {
-      if (e && e.revision) await kv.update(key, enc.encode(JSON.stringify(next)), e.revision);
-      else await kv.create(key, enc.encode(JSON.stringify(next)));
+      const r = revision ? await kv.update(key, enc.encode(json), revision) : await kv.create(key, enc.encode(json));
+      written.delete(key);
+      written.set(key, { revision: r, json });
+      if (written.size > WRITTEN_KEEP) written.delete(written.keys().next().value!);
       return next;
     } catch (err) {
+      written.delete(key);
       if (attempt >= 50 || !conflict(err)) throw err;
     }
   }
 }
 
 export class SwarmBoard {
+  private readonly writtenLists: Written = new Map();
+  private readonly writtenWorkspace: Written = new Map();
+
   private constructor(
     private readonly lists: KV,
     private readonly workspace: KV,
@@ -91,13 +115,18 @@ export class SwarmBoard {
 
   /** Compare-and-set update of the swarm's state (`cur` undefined: none yet). */
   update(workflowId: string, fn: (cur: SwarmState | undefined) => SwarmState): Promise<SwarmState> {
-    return casUpdate(this.lists, kvKeys.swarm(workflowId), fn);
+    return casUpdate(this.lists, kvKeys.swarm(workflowId), fn, this.writtenLists);
   }
 
-  /** Adds an agent's result to the workspace (one entry per agent and task: a re-post replaces it). */
-  async post(workflowId: string, entry: WorkspaceEntry): Promise<void> {
-    await casUpdate<WorkspaceEntry[]>(this.workspace, kvKeys.swarm(workflowId), (cur) =>
-      [...(cur ?? []).filter((e) => !(e.agent === entry.agent && e.task_id === entry.task_id)), entry].slice(-WORKSPACE_KEEP),
+  /** Adds agents' results to the workspace in one write (one entry per agent and task: a re-post replaces it). */
+  async post(workflowId: string, ...entries: WorkspaceEntry[]): Promise<void> {
+    if (!entries.length) return;
+    const same = (a: WorkspaceEntry, b: WorkspaceEntry) => a.agent === b.agent && a.task_id === b.task_id;
+    await casUpdate<WorkspaceEntry[]>(
+      this.workspace,
+      kvKeys.swarm(workflowId),
+      (cur) => [...(cur ?? []).filter((e) => !entries.some((n) => same(e, n))), ...entries].slice(-WORKSPACE_KEEP),
+      this.writtenWorkspace,
     );
   }
 
@@ -111,6 +140,7 @@ export class SwarmBoard {
 
   /** Removes the swarm's workspace (its task list stays, marked ended, until it expires). */
   async clearWorkspace(workflowId: string): Promise<void> {
+    this.writtenWorkspace.delete(kvKeys.swarm(workflowId));
     await this.workspace.delete(kvKeys.swarm(workflowId)).catch(() => undefined);
   }
 }

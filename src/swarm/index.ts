@@ -9,7 +9,7 @@
  *   afterSeq)` reads one mailbox from after a recorded stream position (`Received.seq`);
  *   `purge(workflowId)` empties a swarm's mailboxes.
  * - `SwarmBoard` (board.ts): the task list (KV SWARM_TASKLISTS, compare-and-set `update`) and
- *   the workspace of results (KV SWARM_WORKSPACE, `post`, `entries`).
+ *   the workspace of results (KV SWARM_WORKSPACE, `post` by the lead, `entries`).
  * - `startAgentHost` (agent-host.ts): run by every worker process; takes `AgentStart`
  *   messages from the SWARM_AGENTS work queue (subject `svc.swarm.start.<workflow_id>.<name>`,
  *   `agentStartSubject`), one live actor per agent (lease `<workflow_id>.<name>` in LEASES),
@@ -25,7 +25,7 @@ export { LEAD, Mailboxes, MailReader } from './mailbox.js';
 export type { AgentReport, Mail, MailEvent, Received } from './mailbox.js';
 export { SwarmBoard, SWARM_STATE_TTL_MS } from './board.js';
 export type { SwarmState, SwarmTask, SwarmTaskStatus, WorkspaceEntry } from './board.js';
-export { SwarmStopped, agentPrefix, workspaceText } from './agent-run.js';
+export { SwarmStopped, agentPrefix, workspaceSnippet, workspaceText } from './agent-run.js';
 export type { AgentStart } from './agent-run.js';
 export { startAgentHost } from './agent-host.js';
 export type { AgentHostOptions } from './agent-host.js';

@@ -50,10 +50,15 @@ export type Mail =
   /** An agent's result. */
   | { kind: 'result'; from: string; report: AgentReport }
   /** The lead stops an agent (a swarm limit was reached, the swarm ends). */
-  | { kind: 'stop'; from: string; reason: string };
+  | { kind: 'stop'; from: string; reason: string }
+  /** Several of one step's mails to one actor, stored as one (read as its parts, each with the batch's stream position). */
+  | { kind: 'batch'; from: string; mails: SingleMail[] };
+
+/** A mail other than a batch. */
+export type SingleMail = Exclude<Mail, { kind: 'batch' }>;
 
 /** A message as read: its stream sequence (the reader's position) with it. */
-export type Received = Mail & { seq: number };
+export type Received = SingleMail & { seq: number };
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -96,7 +101,8 @@ interface Messages extends AsyncIterable<{ seq: number; data: Uint8Array }> {
 
 /** Buffers what arrives on one mailbox; the owner takes it in journaled steps. */
 export class MailReader {
-  private buf: Received[] = [];
+  /** Stream messages as stored (a batch still whole, so `take` never splits one). */
+  private buf: (Mail & { seq: number })[] = [];
   private wake?: () => void;
   private messages?: Messages;
 
@@ -114,9 +120,9 @@ export class MailReader {
     })().catch(() => undefined);
   }
 
-  /** Everything buffered so far (at most `max`), in stream order. */
+  /** Everything buffered so far (at most `max` stream messages; a batch read as its parts), in stream order. */
   take(max = Number.POSITIVE_INFINITY): Received[] {
-    return this.buf.splice(0, Math.min(max, this.buf.length));
+    return this.buf.splice(0, Math.min(max, this.buf.length)).flatMap((m) => (m.kind === 'batch' ? m.mails.map((x) => ({ ...x, seq: m.seq })) : [m]));
   }
 
   get available(): number {

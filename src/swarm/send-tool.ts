@@ -29,8 +29,8 @@ const PARAMETERS: ToolParameters = {
 export interface SendToolOptions {
   ctx: SwarmAgentContext;
   maxMessages: number;
-  /** The names of the swarm's actors now (the lead's task list), for a clear refusal of an unknown one. */
-  team: () => Promise<string[]>;
+  /** The names of the swarm's agents that know `to` if it is one of them (for a clear refusal of an unknown one). */
+  team: (to: string) => Promise<string[]>;
 }
 
 export function sendMessageTool(o: SendToolOptions): Tool {
@@ -55,7 +55,7 @@ export function sendMessageTool(o: SendToolOptions): Tool {
         throw new ToolError(`message not sent: this agent has sent ${sent} messages, the swarm's max_messages_per_agent (${o.maxMessages})`, 'limit');
       }
       if (to === o.ctx.name) throw new ToolError('message not sent: an agent cannot message itself', 'bad_arguments');
-      const team = await o.team();
+      const team = to === LEAD ? [] : await o.team(to);
       if (to !== LEAD && !team.includes(to)) {
         throw new ToolError(
           `message not sent: no agent ${JSON.stringify(to)} in this swarm; known: ${[LEAD, ...team.filter((n) => n !== o.ctx.name)].join(', ')}`,

@@ -15,14 +15,15 @@
  * TEAM_RECRUITED, TEAM_RETIRED, TEAM_STATUS from swarm-lead; AGENT_STARTED, PROGRESS
  * (iteration), AGENT_COMPLETED under each agent's name.
  *
- * Durable: every decision is one journaled step whose result is the lead's whole state; the
- * mailbox is read in journaled steps from the position the state records.
+ * Durable: every decision is one journaled step whose result is the lead's whole state (with
+ * the mailbox position it read up to): the mail available is read, its events emitted and
+ * acted on in that step, from the position the previous state records.
  */
 import { modelTurn, type AgentContext, type ModelCall } from '../agents/index.js';
 import { needsApproval } from '../approvals/index.js';
 import { AppError, Code } from '../kernel/index.js';
 import type { WorkflowContext } from '../runtime/index.js';
-import { LEAD, recruitAgent, type AgentStart, type MailReader, type Received, type SwarmTask } from '../swarm/index.js';
+import { LEAD, recruitAgent, workspaceSnippet, type AgentStart, type MailReader, type Received, type SwarmTask, type WorkspaceEntry } from '../swarm/index.js';
 import { parsePlan, personMessageInput, personMessageSystem, swarmPlanPrompt, synthesisPrompt, tasksForMessage } from './swarm-plan.js';
 import {
   DEFAULT_STOP_GRACE_MS,
@@ -98,9 +99,11 @@ class Lead {
       st = await ctx.step('swarm-act-0', () => this.act(st, [], 0));
       for (let k = 1; st.agents.some((a) => a.status === 'running'); k++) {
         const cur = st;
-        const batch = await ctx.step(`swarm-inbox-${k}`, () => this.inbox(cur));
+        // One step per decision: the mail read (every item available, its events emitted) and acted on, journaled once.
+        // Cut off by a crash, it runs again from the position `cur` recorded (the same mail first, perhaps more after it).
         // A decision that changed nothing (an idle tick) journals a marker, not the whole state again.
         const next = await ctx.step(`swarm-act-${k}`, async (): Promise<LeadState | { same: true }> => {
+          const batch = await this.inbox(cur);
           const s = await this.act(cur, batch.mails, k, batch.last);
           return JSON.stringify(s) === JSON.stringify(cur) ? { same: true } : s;
         });
@@ -177,6 +180,7 @@ class Lead {
     let tasksChanged = false;
     let teamChanged = false;
     const people: (Received & { kind: 'person' })[] = [];
+    const results: WorkspaceEntry[] = [];
     const agent = (name: string) => s.agents.find((a) => a.name === name);
     for (const m of mails) {
       if (m.kind === 'event') {
@@ -191,12 +195,17 @@ class Lead {
         if (!a || a.status !== 'running') continue;
         this.retire(s, a, m.report.success ? 'done' : 'failed', m.report.error ?? '', m.report);
         tasksChanged = teamChanged = true;
+        if (m.report.success) {
+          results.push({ agent: a.name, task_id: a.task, text: workspaceSnippet(m.report.text, L.workspace_snippet_chars), at: new Date().toISOString() });
+        }
       } else if (m.kind === 'text') {
         s.notes.push(`${m.from}: ${m.text.slice(0, MAX_NOTE_CHARS)}`);
       } else if (m.kind === 'person') {
         people.push(m);
       }
     }
+    // The batch's results in the shared workspace (one write), before any agent recruited below reads it.
+    await sw.board.post(this.wf, ...results);
     for (const [j, m] of people.entries()) {
       if (s.stop) {
         ctx.emit('LEAD_DECISION', SWARM_LEAD, `Message not acted on: the swarm is stopping`, {
@@ -257,10 +266,12 @@ class Lead {
         }
       }
     }
+    /** The task list in KV is s.tasks already (the recruits wrote it, and nothing changes it after them). */
+    let written = false;
     if (!s.stop) {
       const recruited = await this.recruit(s);
       if (recruited.changed) tasksChanged = true;
-      if (recruited.fresh) teamChanged = true;
+      if (recruited.fresh) teamChanged = written = true;
     } else if (now >= s.stop.at + this.grace) {
       for (const a of s.agents.filter((x) => x.status === 'running')) {
         this.retire(s, a, 'failed', `did not report within ${Math.round(this.grace / 1000)} s of being stopped`);
@@ -268,7 +279,7 @@ class Lead {
       }
     }
     if (tasksChanged) {
-      await sw.board.update(this.wf, (cur) => ({ ...cur!, tasks: s.tasks, updated_at: new Date().toISOString() }));
+      if (!written) await sw.board.update(this.wf, (cur) => ({ ...cur!, tasks: s.tasks, updated_at: new Date().toISOString() }));
       ctx.emit('TASKLIST_UPDATED', SWARM_LEAD, `Task list: ${s.tasks.filter((t) => t.status === 'done').length} of ${s.tasks.length} done`, { tasks: s.tasks });
     }
     if (teamChanged) this.teamStatus(s);
