@@ -42,6 +42,26 @@ const LANDING = `<!doctype html><html><head><title>Acme Rockets</title><meta nam
 <section style="height:400px"><h2>Trusted by 200 startups</h2><button>Book a demo</button><form><input name="e"></form></section>
 <footer style="height:100px"><h3>Contact</h3></footer></body></html>`;
 
+/** A canvas of random pixels (its PNG does not compress: ~3 bytes a pixel). */
+const noise = (id: string, w: number, h: number) =>
+  `<canvas id="${id}" width="${w}" height="${h}" style="display:block"></canvas><script>{const c = document.getElementById('${id}').getContext('2d'); const img = c.createImageData(${w}, ${h}); for (let i = 0; i < img.data.length; i++) img.data[i] = (i % 4 === 3) ? 255 : Math.floor(Math.random() * 256); c.putImageData(img, 0, 0);}</script>`;
+
+/** 12 sections of ~150 KB screenshots each: 1.8 MB inline before outputs had a budget. */
+const MANY_SECTIONS = `<!doctype html><html><head><title>Many sections</title><style>body{margin:0} section{height:160px}</style></head><body>
+${Array.from({ length: 12 }, (_, i) => `<section><h2>Part ${i + 1}</h2>${noise(`c${i}`, 500, 100)}</section>`).join('\n')}
+</body></html>`;
+
+/** One ~180 KB noisy block in the first viewport. */
+const NOISE_SMALL = `<!doctype html><html><head><title>Small noise</title><style>body{margin:0}</style></head><body>${noise('c', 300, 200)}</body></html>`;
+
+/** Screenshot bytes an output holds inline (base64 decoded), counting screenshot_url's data: URL too. */
+function inlineBytes(v: unknown): number {
+  if (typeof v === 'string') return v.startsWith('data:image/png;base64,') ? Buffer.from(v.slice(22), 'base64').length : 0;
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + inlineBytes(x), 0);
+  if (!v || typeof v !== 'object') return 0;
+  return Object.entries(v).reduce((n, [k, x]) => n + (k === 'data_base64' ? Buffer.from(String(x), 'base64').length : inlineBytes(x)), 0);
+}
+
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 async function serve(host: string, handler: Handler): Promise<{ server: Server; base: string; hits: string[]; connections: number[] }> {
@@ -87,6 +107,8 @@ beforeAll(async () => {
     if (u.pathname === '/plain') return html(res, '<title>Plain page</title><h1>Hello</h1>');
     if (u.pathname === '/noise') return html(res, NOISY_PAGE);
     if (u.pathname === '/landing') return html(res, LANDING);
+    if (u.pathname === '/many-sections') return html(res, MANY_SECTIONS);
+    if (u.pathname === '/noise-small') return html(res, NOISE_SMALL);
     if (u.pathname === '/logo.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_SIGNATURE);
     if (u.pathname === '/missing') return html(res, '<title>Gone</title>', 404);
     // An image that never arrives: `load` never fires, `domcontentloaded` does.
@@ -317,6 +339,40 @@ describe('lp_visual_analyze', () => {
     const off = await registry.execute('lp_visual_analyze', { url: `${pages.base}/plain`, language: 'ja', enable_ocr: false });
     expect((off.output as any).ocr.requested).toBe(false);
   });
+
+  it('refuses enable_ocr: true (no OCR engine is installed) before opening the page', async () => {
+    const before = pages.hits.length;
+    const e = await registry.execute('lp_visual_analyze', { url: `${pages.base}/plain?ocr`, enable_ocr: true, language: 'ja' });
+    expect(e.errorKind).toBe('bad_arguments');
+    expect(e.error).toMatch(/^enable_ocr: true cannot be honoured: no OCR engine is installed/);
+    expect(pages.hits.slice(before)).toEqual([]);
+  });
+
+  it('keeps at most 500 KB of screenshots inline in one output and stores the rest as blobs (many sections)', async () => {
+    const owner = { userId: 'user-3', tenantId: 'tenant-1' };
+    const e = await registry.execute(
+      'lp_visual_analyze',
+      { url: `${pages.base}/many-sections`, capture_mode: 'sections', max_sections: 12, include_markdown: false },
+      owner,
+    );
+    expect(e.error).toBeNull();
+    const o = e.output as any;
+    expect(o.sections).toHaveLength(12);
+    const sizes = o.sections.map((s: any) => s.screenshot.size_bytes as number);
+    // Without the budget all 12 would be inline: well over the 1 MB of an external nats-server's max_payload.
+    expect(sizes.reduce((a: number, b: number) => a + b, 0)).toBeGreaterThan(1024 * 1024);
+    expect(inlineBytes(o)).toBeLessThanOrEqual(500 * 1024);
+    expect(Buffer.byteLength(JSON.stringify(o))).toBeLessThan(1000 * 1000);
+    const stored = o.sections.filter((s: any) => s.screenshot.blob_key);
+    expect(stored.length).toBeGreaterThan(0);
+    expect(o.sections.some((s: any) => s.screenshot.data_base64)).toBe(true);
+    for (const s of stored) {
+      expect(s.screenshot.url).toBe(`/api/v1/blob/${s.screenshot.blob_key}`);
+      const b = await blobs.getOwned(s.screenshot.blob_key, owner);
+      expect(Buffer.from(b!.bytes).subarray(0, 8)).toEqual(PNG_SIGNATURE);
+      expect(b!.bytes.length).toBe(s.screenshot.size_bytes);
+    }
+  });
 });
 
 describe('lp_batch_analyze', () => {
@@ -335,6 +391,22 @@ describe('lp_batch_analyze', () => {
     expect(o.results[0].markdown).toBeUndefined();
     expect(o.cost_usd.total).toBeCloseTo(0.0042, 10);
     expect(e.costUsd).toBeCloseTo(0.0042, 10);
+  });
+
+  it("shares one output's 500 KB of inline screenshots across its pages; the rest are blobs", async () => {
+    const urls = [1, 2, 3].map((i) => `${pages.base}/noise-small?${i}`);
+    const e = await registry.execute('lp_batch_analyze', { urls }, { userId: 'user-3', tenantId: 'tenant-1' });
+    expect(e.error).toBeNull();
+    const o = e.output as any;
+    expect(o.successful).toBe(3);
+    const sizes = o.results.map((r: any) => r.screenshot.size_bytes as number);
+    // Each page inline alone (screenshot and screenshot_url) would fit; all three would not.
+    expect(sizes.every((n: number) => n < 250 * 1024)).toBe(true);
+    expect(sizes.reduce((a: number, b: number) => a + 2 * b, 0)).toBeGreaterThan(500 * 1024);
+    expect(inlineBytes(o)).toBeLessThanOrEqual(500 * 1024);
+    const stored = o.results.filter((r: any) => r.screenshot.blob_key);
+    expect(stored.length).toBeGreaterThan(0);
+    for (const r of stored) expect(r.screenshot_url).toBe(`/api/v1/blob/${r.screenshot.blob_key}`);
   });
 
   it('refuses more than 10 URLs', async () => {

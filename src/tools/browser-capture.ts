@@ -2,7 +2,9 @@
  * One page in the headless browser: load it (the guard vets the page's host first, so a refused
  * URL is a clear error and not a blank page), take its screenshot, and optionally its HTML and
  * its sections' screenshots; and the screenshot as a tool output: inline base64 up to 500 KB,
- * a blob reference above (the spec's limit).
+ * a blob reference above (the spec's limit), and within one output at most 500 KB of screenshots
+ * inline in all (the rest as blob references), because a tool's output is journaled as one NATS
+ * message and must fit the server's max_payload (1 MB by default for an external nats-server).
  */
 import type { Page } from 'playwright-core';
 import type { BlobOwner, BlobStore } from '../bus/index.js';
@@ -174,13 +176,52 @@ async function sectionShots(page: Page, max: number, left: () => number): Promis
 export type ScreenshotRef =
   { content_type: 'image/png'; size_bytes: number; data_base64: string } | { content_type: 'image/png'; size_bytes: number; blob_key: string; url: string };
 
-/** Inline up to 500 KB; above, stored as the caller's blob and referenced. */
-export async function screenshotRef(png: Buffer, blobs: BlobStore | undefined, owner: BlobOwner): Promise<ScreenshotRef> {
-  if (png.length <= INLINE_SCREENSHOT_MAX_BYTES) return { content_type: 'image/png', size_bytes: png.length, data_base64: png.toString('base64') };
+/**
+ * Screenshot bytes one tool output holds inline in all (683 KB as base64): a tool's output is
+ * journaled as one NATS message, which must fit the server's max_payload (1 MB by default for an
+ * external nats-server, 8 MB for the embedded one), with room left for the rest of the output.
+ */
+export const OUTPUT_INLINE_SCREENSHOTS_MAX_BYTES = 500 * 1024;
+
+/** What is left of one output's inline screenshot bytes; shared by every screenshot of that output. */
+export class InlineBudget {
+  constructor(private left = OUTPUT_INLINE_SCREENSHOTS_MAX_BYTES) {}
+  /** Takes `bytes` when they fit (and keeps them taken); false when they do not. */
+  take(bytes: number): boolean {
+    if (bytes > this.left) return false;
+    this.left -= bytes;
+    return true;
+  }
+  get remaining(): number {
+    return this.left;
+  }
+}
+
+/**
+ * Inline when it is at most 500 KB and fits what is left of the output's budget (`copies`: how
+ * often the output repeats it, e.g. also as a data: URL); otherwise stored as the caller's blob
+ * and referenced.
+ */
+export async function screenshotRef(
+  png: Buffer,
+  blobs: BlobStore | undefined,
+  owner: BlobOwner,
+  budget = new InlineBudget(),
+  copies = 1,
+): Promise<ScreenshotRef> {
+  if (png.length <= INLINE_SCREENSHOT_MAX_BYTES && budget.take(png.length * copies)) {
+    return { content_type: 'image/png', size_bytes: png.length, data_base64: png.toString('base64') };
+  }
   if (png.length > SCREENSHOT_MAX_BYTES) {
     throw new ToolError(`browser: the screenshot is ${png.length} bytes, over the ${SCREENSHOT_MAX_BYTES} byte limit; take it without full_page`, 'limit');
   }
-  if (!blobs) throw new ToolError(`browser: the screenshot is ${png.length} bytes (over 500 KB) and no blob store is available to keep it`, 'not_configured');
+  if (!blobs) {
+    const why =
+      png.length > INLINE_SCREENSHOT_MAX_BYTES
+        ? 'over 500 KB'
+        : `over what is left (${budget.remaining} bytes) of the ${OUTPUT_INLINE_SCREENSHOTS_MAX_BYTES} screenshot bytes one output holds inline`;
+    throw new ToolError(`browser: the screenshot is ${png.length} bytes (${why}) and no blob store is available to keep it`, 'not_configured');
+  }
   const b = await blobs.put(png, 'image/png', owner);
   return { content_type: 'image/png', size_bytes: b.sizeBytes, blob_key: b.key, url: blobUrl(b.key) };
 }

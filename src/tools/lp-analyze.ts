@@ -7,12 +7,13 @@
  * renders as text and structure (title, meta description, headings, calls to action, forms,
  * images and their alt text, each section's heading and text, the page as markdown), never of
  * its pixels; the output says so (`vision_analysis.analysed`). OCR: this service has no OCR
- * engine; when OCR is asked for (enable_ocr, or language ja/zh/ko) the output says it was not
- * performed and why, and the text comes from the page's DOM instead.
+ * engine; an explicit enable_ocr: true is refused (bad_arguments) before the browser runs; left
+ * unset with language ja/zh/ko (the spec's auto), the output says OCR was not performed and why,
+ * and the text comes from the page's DOM instead.
  */
 import { parseHTML } from 'linkedom';
 import type { BlobStore } from '../bus/index.js';
-import { capturePage, screenshotRef, screenshotUrl, type ScreenshotRef } from './browser-capture.js';
+import { capturePage, InlineBudget, screenshotRef, screenshotUrl, type ScreenshotRef } from './browser-capture.js';
 import type { BrowserPool, Device } from './browser.js';
 import { ToolError, type ToolContext, type ToolModel } from './tool.js';
 import { htmlToMarkdown } from './web-fetch.js';
@@ -30,12 +31,14 @@ export interface LpRequest {
   fullPage: boolean;
   analysisPrompt?: string;
   includeMarkdown: boolean;
-  /** undefined: auto (on for ja, zh, ko). */
+  /** undefined: auto (asked for ja, zh, ko, and reported as not performed); true is refused (no OCR engine). */
   enableOcr?: boolean;
   captureMode: 'full_page' | 'sections';
   device: Device;
   maxSections: number;
   timeoutMs: number;
+  /** The output's inline screenshot bytes (a batch shares one across its pages); unset: a budget of its own. */
+  inlineBudget?: InlineBudget;
 }
 
 export interface LpCost {
@@ -109,6 +112,12 @@ const SYSTEM = [
 ].join(' ');
 
 export async function analyzeLandingPage(deps: LpDeps, r: LpRequest, ctx: ToolContext): Promise<{ output: Record<string, unknown>; costUsd: number }> {
+  if (r.enableOcr === true) {
+    throw new ToolError(
+      'enable_ocr: true cannot be honoured: no OCR engine is installed in this service (text drawn inside images cannot be read); leave enable_ocr unset or false, the analysis reads the page text (its DOM)',
+      'bad_arguments',
+    );
+  }
   const c = await capturePage(
     deps.pool,
     deps.allowHosts,
@@ -124,16 +133,18 @@ export async function analyzeLandingPage(deps: LpDeps, r: LpRequest, ctx: ToolCo
     ctx.signal,
   );
   const owner = { userId: ctx.userId, tenantId: ctx.tenantId };
-  const screenshot = await screenshotRef(c.png, deps.blobs, owner);
+  const budget = r.inlineBudget ?? new InlineBudget();
+  // Twice: an inline screenshot is also screenshot_url (a data: URL).
+  const screenshot = await screenshotRef(c.png, deps.blobs, owner, budget, 2);
   const { markdown } = htmlToMarkdown(c.html ?? '', c.finalUrl);
   const structure = pageStructure(c.html ?? '');
   const sections: Array<Record<string, unknown>> = [];
   for (const s of c.sections ?? []) {
-    const shot: ScreenshotRef = await screenshotRef(s.png, deps.blobs, owner);
+    const shot: ScreenshotRef = await screenshotRef(s.png, deps.blobs, owner, budget);
     sections.push({ index: s.index, tag: s.tag, heading: s.heading, top: s.top, height: s.height, screenshot: shot });
   }
 
-  const ocrRequested = r.enableOcr ?? OCR_LANGUAGES.has(r.language);
+  const ocrRequested = r.enableOcr === undefined && OCR_LANGUAGES.has(r.language);
   const ocr = {
     requested: ocrRequested,
     performed: false,

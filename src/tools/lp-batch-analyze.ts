@@ -2,10 +2,12 @@
  * `lp_batch_analyze` (catalogue agent `lp-batch-analyze`): up to 10 landing pages (the spec's
  * limit) analysed like `lp_visual_analyze`, in parallel as far as the browser's page limit
  * allows. One page failing does not fail the batch: each URL has its own result, and the
- * output counts successes and failures and totals the cost.
+ * output counts successes and failures and totals the cost. The pages' screenshots share one
+ * output's inline budget (./browser-capture.ts): past it they are blob references.
  */
 import { randomUUID } from 'node:crypto';
 import { DEVICES, type Device } from './browser.js';
+import { InlineBudget } from './browser-capture.js';
 import { analyzeLandingPage, checkUrlCount, type LpCost, type LpDeps } from './lp-analyze.js';
 import { ToolError, type Tool, type ToolOutput } from './tool.js';
 
@@ -57,6 +59,8 @@ export function lpBatchAnalyzeTool(deps: LpDeps): Tool<LpBatchAnalyzeArgs> & { c
     retryable: true,
     async run(a, ctx): Promise<ToolOutput> {
       checkUrlCount(a.urls.length, LP_BATCH_MAX_URLS);
+      // One output for all pages: their inline screenshots share one budget (the rest become blob references).
+      const inlineBudget = new InlineBudget();
       const results = await Promise.all(
         a.urls.map(async (url) => {
           try {
@@ -72,6 +76,7 @@ export function lpBatchAnalyzeTool(deps: LpDeps): Tool<LpBatchAnalyzeArgs> & { c
                 device: a.device ?? 'desktop',
                 maxSections: 0,
                 timeoutMs: 30_000,
+                inlineBudget,
               },
               ctx,
             );

@@ -1,7 +1,7 @@
 /**
  * `lp_visual_analyze` (catalogue agent `lp-visual-analyze`): one landing page rendered by the
  * headless browser and analysed by the service's model (see ./lp-analyze.ts for what is
- * analysed, and why OCR is reported as not performed).
+ * analysed, why OCR is reported as not performed and enable_ocr: true is refused).
  */
 import { DEVICES, type Device } from './browser.js';
 import { analyzeLandingPage, lpSummary, type LpDeps } from './lp-analyze.js';
@@ -32,14 +32,18 @@ export function lpVisualAnalyzeTool(deps: LpDeps): Tool<LpVisualAnalyzeArgs> & {
         url: { type: 'string', description: 'The landing page (http or https)', minLength: 1, maxLength: 4096 },
         language: {
           type: 'string',
-          description: 'Language of the page and the analysis (ja, zh, ko turn OCR on when enable_ocr is left unset)',
+          description: 'Language of the page and the analysis (for ja, zh, ko the output says OCR was not performed: no OCR engine is installed)',
           default: 'en',
           maxLength: 16,
         },
         full_page: { type: 'boolean', description: 'Screenshot of the whole page instead of the first viewport', default: true },
         analysis_prompt: { type: 'string', description: 'What the analysis should focus on', maxLength: 4000 },
         include_markdown: { type: 'boolean', description: "Return the page's content as markdown", default: true },
-        enable_ocr: { type: 'boolean', description: 'Ask for OCR of text inside images (unset: on for ja, zh, ko); the output says whether it was performed' },
+        enable_ocr: {
+          type: 'boolean',
+          description:
+            'OCR of text inside images: no OCR engine is installed, so true is refused (bad_arguments); unset or false: the page text (DOM) is analysed',
+        },
         capture_mode: { type: 'string', enum: ['full_page', 'sections'], description: 'One screenshot, or one per page section', default: 'full_page' },
         device: { type: 'string', enum: [...DEVICES], description: 'Viewport: desktop 1280x800, tablet 820x1180, mobile 390x844', default: 'desktop' },
         max_sections: { type: 'integer', description: 'Sections captured at most (capture_mode sections)', minimum: 1, maximum: 20, default: 8 },
