@@ -130,4 +130,78 @@ describe('swarm mailboxes', () => {
     expect(lead.map((m) => (m.kind === 'event' ? m.event.type : m.kind))).toEqual(['AGENT_STARTED', 'PROGRESS']);
     expect((await readAll(wf, 'agent-2', 0, 1)).length).toBe(1);
   });
+  it("a deferred step is recorded with the next step's journal message; cut off before that, it runs again and sends nothing twice", async () => {
+    const wf = randomUUID();
+    const make = () => new SwarmAgentContext({ workflowId: wf, name: 'agent-1', journal: bus.journal, publisher: bus.events, mail });
+    let reads = 0;
+    const read = (c: SwarmAgentContext) =>
+      c.step(
+        'inbox-2',
+        async () => {
+          c.emit('PROGRESS', 'agent-1', 'iteration 2', { iteration: 2 });
+          return { read: ++reads, last: 7 };
+        },
+        { deferred: true },
+      );
+    const first = make();
+    expect(await read(first)).toEqual({ read: 1, last: 7 });
+    expect(first.isRecorded('inbox-2')).toBe(true);
+    // Nothing written yet: a crash here loses the step, which runs again.
+    expect((await bus.journal.read(wf, 'agent-1')).size).toBe(0);
+    const again = make();
+    expect(await again.rehydrate()).toBe(0);
+    expect(await read(again)).toEqual({ read: 2, last: 7 });
+    expect(await again.step('turn-2', async () => 'answer')).toBe('answer');
+    // One journal message: the turn's, carrying the deferred read's record.
+    const written = await bus.journal.read(wf, 'agent-1');
+    expect([...written.keys()]).toEqual(['turn-2']);
+    expect(written.get('turn-2')).toMatchObject({ result: 'answer', group: [['inbox-2', { result: { read: 2, last: 7 } }]] });
+    const third = make();
+    expect(await third.rehydrate()).toBe(2);
+    expect(await read(third)).toEqual({ read: 2, last: 7 });
+    expect(reads).toBe(2);
+    // The lead got the PROGRESS of the read once, though it ran twice.
+    const lead = await readAll(wf, LEAD, 0, 1);
+    expect(lead.map((m) => (m.kind === 'event' ? m.event.message : m.kind))).toEqual(['iteration 2']);
+  });
+
+  it('events emitted together are one stored mail, read as its parts with one position', async () => {
+    const wf = randomUUID();
+    const c = new SwarmAgentContext({ workflowId: wf, name: 'agent-1', journal: bus.journal, publisher: bus.events, mail });
+    await c.step('turn-1', async () => {
+      c.emit('AGENT_STARTED', 'agent-1', 'started');
+      c.emit('PROGRESS', 'agent-1', 'iteration 1', { iteration: 1 });
+      await new Promise((r) => setTimeout(r, 20));
+      c.emit('AGENT_COMPLETED', 'agent-1', 'completed');
+      return true;
+    });
+    const r = await mail.reader(wf, LEAD, 0);
+    try {
+      const got: Received[] = [];
+      const end = Date.now() + 5000;
+      while (got.length < 3 && Date.now() < end) {
+        await r.wait(end - Date.now());
+        got.push(...r.take(1)); // one stored message at a time: a batch comes whole
+      }
+      expect(got.map((m) => (m.kind === 'event' ? m.event.type : m.kind))).toEqual(['AGENT_STARTED', 'PROGRESS', 'AGENT_COMPLETED']);
+      expect(got[0]!.seq).toBe(got[1]!.seq);
+      expect(got[2]!.seq).toBeGreaterThan(got[1]!.seq);
+    } finally {
+      r.close();
+    }
+  });
+
+  it("a board's write from its remembered revision notices another process's write in between and keeps it", async () => {
+    const wf = randomUUID();
+    const other = await SwarmBoard.open(bus);
+    const task = (id: string) => ({ id, description: id, status: 'pending' as const, source: 'plan' as const });
+    await board.update(wf, () => ({ workflow_id: wf, owner: { user_id: '', tenant_id: '' }, status: 'running', tasks: [task('t1')], updated_at: '' }));
+    await other.update(wf, (cur) => ({ ...cur!, tasks: [...cur!.tasks, task('t2')] }));
+    await board.update(wf, (cur) => ({ ...cur!, tasks: [...cur!.tasks, task('t3')] }));
+    expect((await board.state(wf))!.tasks.map((t) => t.id)).toEqual(['t1', 't2', 't3']);
+    await board.post(wf, { agent: 'agent-1', task_id: 't1', text: 'r1', at: '' }, { agent: 'agent-2', task_id: 't2', text: 'r2', at: '' });
+    await other.post(wf, { agent: 'agent-3', task_id: 't3', text: 'r3', at: '' });
+    await board.post(wf, { agent: 'agent-1', task_id: 't1', text: 'r1 again', at: '' });
+    expect((await board.entries(wf, 10)).map((e) => e.text)).toEqual(['r2', 'r3', 'r1 again']);
+  });
 });
