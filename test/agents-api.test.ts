@@ -278,6 +278,8 @@ describe('input validation over HTTP (400 with the spec error body), on both ent
     ['kinds', { expression: '1', list: ['a', 'b', 'c'] }, 'input validation failed: field list: 3 items, at most 2 allowed'],
     ['kinds', { expression: '1', list: [1] }, 'input validation failed: field list[0]: expected type string, got integer'],
     ['kinds', [1], 'input validation failed: input must be an object, got array'],
+    // The agent's rules accept it; its tool's own schema (web_search: query minLength 1) does not.
+    ['search', { query: '' }, 'input validation failed: field query: must NOT have fewer than 1 characters'],
   ];
 
   it.each(cases)('POST /api/v1/agents/%s %j: %s', async (id, input, message) => {
@@ -329,6 +331,32 @@ describe('input validation over HTTP (400 with the spec error body), on both ent
       expect(await json(r)).toEqual({ error: message });
     }
   });
+
+  it('task fields a catalogue agent would ignore (mode, iterations, model controls without verification) are refused, not recorded', async () => {
+    const agent = { agent: 'calc', agent_input: { expression: '1+1' } };
+    const why = 'a catalogue agent runs its tool once, without a model, and would ignore it';
+    const cases: [Record<string, unknown>, string][] = [
+      [{ mode: 'complex' }, 'mode'],
+      [{ max_iterations: 3 }, 'max_iterations'],
+      [{ max_concurrent_agents: 2 }, 'max_concurrent_agents'],
+      [{ model_tier: 'large' }, 'model_tier'],
+      [{ model_override: 'gpt-4o-mini' }, 'model_override'],
+      [{ provider_override: 'openai' }, 'provider_override'],
+      [{ context: { ...agent, model_tier: 'large' } }, 'context.model_tier'],
+      [{ context: { ...agent, model_settings: { temperature: 0.2 } } }, 'context.model_settings'],
+    ];
+    const before = (await json(await get('/api/v1/tasks?limit=100'))).total_count;
+    for (const [extra, field] of cases) {
+      const r = await post('/api/v1/tasks', { query: 'x', context: agent, ...extra });
+      expect(r.status, field).toBe(400);
+      expect(await json(r)).toEqual({ error: `context.agent cannot be combined with ${field}: ${why}` });
+    }
+    // Nothing was submitted; without them the same task runs, recorded as what ran.
+    expect((await json(await get('/api/v1/tasks?limit=100'))).total_count).toBe(before);
+    const s = await ended((await json(await post('/api/v1/tasks', { query: 'x', context: agent }))).task_id);
+    expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    expect(s.metadata).toMatchObject({ agent_id: 'calc', execution_mode: 'agent' });
+  });
 });
 
 describe('gRPC SubmitTask with context.agent', () => {
@@ -370,6 +398,19 @@ describe('gRPC SubmitTask with context.agent', () => {
       expect([missing.code, missing.rawMessage]).toEqual([Code.InvalidArgument, 'input validation failed: missing required field: query']);
       const unknown = await refusal({ agent: 'search', agent_input: { query: 'x', page: 2 } });
       expect([unknown.code, unknown.rawMessage]).toEqual([Code.InvalidArgument, 'input validation failed: unknown field: page (not defined in agent schema)']);
+      const tooShort = await refusal({ agent: 'search', agent_input: { query: '' } });
+      expect([tooShort.code, tooShort.rawMessage]).toEqual([
+        Code.InvalidArgument,
+        'input validation failed: field query: must NOT have fewer than 1 characters',
+      ]);
+      const mode = (await orch.submitTask({ query: 'x', context: { agent: 'calc', agent_input: { expression: '1' } }, options: { modeName: 'complex' } }).then(
+        () => undefined,
+        (e: unknown) => e as ConnectError,
+      ))!;
+      expect([mode.code, mode.rawMessage]).toEqual([
+        Code.InvalidArgument,
+        'context.agent cannot be combined with mode: a catalogue agent runs its tool once, without a model, and would ignore it',
+      ]);
       const ghost = await refusal({ agent: 'ghost' });
       expect([ghost.code, ghost.rawMessage]).toEqual([Code.NotFound, 'Agent not found: ghost']);
     } finally {
@@ -383,6 +424,11 @@ describe('start-up', () => {
     const nats = await startTestNats();
     const bad = mkdtempSync(join(tmpdir(), 'agents-bad-'));
     try {
+      // A folder the operator named that does not exist fails start-up naming the setting.
+      const missing = join(bad, 'no-such-folder');
+      await expect(startTestApp({ AGENT_CATALOG_DIR: missing }, { natsUrl: nats.url })).rejects.toThrow(
+        `invalid configuration: AGENT_CATALOG_DIR: ${missing} does not exist`,
+      );
       writeFileSync(join(bad, 'ghost.yaml'), CATALOGUE['calc.yaml'].replace('id: calc', 'id: ghost').replace('tool: calculator', 'tool: no_such_tool'));
       await expect(startTestApp({ AGENT_CATALOG_DIR: bad }, { natsUrl: nats.url })).rejects.toThrow(
         `invalid configuration: AGENT_CATALOG_DIR: agent ghost (${join(bad, 'ghost.yaml')}) runs tool no_such_tool, which is not a registered tool`,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentFileError, createAgentCatalogue, loadAgentCatalogue, parseAgentFile, validateAgentInput, type AgentDefinition } from '../src/agents/index.js';
+import { loadConfig } from '../src/config/index.js';
 import { AppError, Code } from '../src/kernel/index.js';
 
 const roots: string[] = [];
@@ -78,6 +79,15 @@ describe('loadAgentCatalogue', () => {
     expect(c.list()).toEqual([]);
     const dir = folder({ 'file.txt': 'x' });
     expect(() => loadAgentCatalogue(join(dir, 'file.txt'))).toThrow(/AGENT_CATALOG_DIR: .*is not a folder/);
+  });
+
+  it('a folder the operator named (AGENT_CATALOG_DIR set) that does not exist fails start-up naming the setting; the default missing does not', () => {
+    const missing = join(tmpdir(), `no-such-agents-${process.pid}-${Date.now()}`);
+    expect(() => loadAgentCatalogue(missing, { named: true })).toThrow(`invalid configuration: AGENT_CATALOG_DIR: ${missing} does not exist`);
+    expect(loadAgentCatalogue(missing, { named: false }).list()).toEqual([]);
+    expect(loadConfig({}).catalogs).toMatchObject({ agentsDir: './config/agents', agentsDirNamed: false });
+    expect(loadConfig({ AGENT_CATALOG_DIR: missing }).catalogs).toMatchObject({ agentsDir: missing, agentsDirNamed: true });
+    expect(loadConfig({ AGENT_CATALOG_DIR: '' }).catalogs.agentsDirNamed).toBe(false);
   });
 
   const bad: [string, string, string, string, RegExp][] = [

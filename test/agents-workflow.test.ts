@@ -33,7 +33,7 @@ class MemoryContext {
   }
 }
 
-function countingTool(o: { retryable: boolean; delayMs?: number; fail?: boolean }): Tool & { calls: number } {
+function countingTool(o: { retryable: boolean; delayMs?: number; fail?: boolean }): Tool & { calls: number; owners: { userId?: string; tenantId?: string }[] } {
   const tool = {
     name: 'counter',
     description: 'Counts its calls',
@@ -45,8 +45,10 @@ function countingTool(o: { retryable: boolean; delayMs?: number; fail?: boolean 
     dangerous: false,
     retryable: o.retryable,
     calls: 0,
-    async run(args: Record<string, unknown>, ctx: { signal: AbortSignal }) {
+    owners: [] as { userId?: string; tenantId?: string; sessionId?: string }[],
+    async run(args: Record<string, unknown>, ctx: { signal: AbortSignal; userId?: string; tenantId?: string; sessionId?: string }) {
       tool.calls++;
+      tool.owners.push({ userId: ctx.userId, tenantId: ctx.tenantId, sessionId: ctx.sessionId });
       if (o.delayMs) await new Promise((r, j) => (setTimeout(r, o.delayMs), ctx.signal.addEventListener('abort', () => j(ctx.signal.reason))));
       if (o.fail) throw new Error('vendor down');
       return { output: { doubled: (args.n as number) * 2, call: tool.calls }, text: 'ok', costUsd: 0.5 };
@@ -57,9 +59,9 @@ function countingTool(o: { retryable: boolean; delayMs?: number; fail?: boolean 
 
 function prepared(tool: Tool, o: { timeoutMs?: number; refuse?: boolean } = {}): Prepared {
   return {
-    t: { task_id: 't1', agent: { id: 'doubler', tool: tool.name, input: { n: 21 } } },
+    t: { task_id: 't1', user_id: 'u1', tenant_id: 'tenant-1', agent: { id: 'doubler', tool: tool.name, input: { n: 21 } } },
     deps: { tools: new ToolRegistry([tool]), agentTimeoutMs: o.timeoutMs ?? 5000 },
-    base: { sessionId: undefined, userId: undefined, taskId: 't1' },
+    base: { sessionId: 's1', userId: 'u1', taskId: 't1' },
     agent: o.refuse ? { approveTool: async () => ({ approved: false, message: 'not today' }) } : {},
   } as unknown as Prepared;
 }
@@ -77,6 +79,8 @@ describe('the agent workflow', () => {
     expect(r.metadata).toMatchObject({ agent_id: 'doubler', execution_mode: 'agent', tool: 'counter' });
     expect(ctx.events.map((e) => e.type)).toEqual(['AGENT_STARTED', 'TOOL_INVOKED', 'TOOL_OBSERVATION', 'AGENT_COMPLETED']);
     expect(ctx.events.every((e) => e.agentId === 'doubler')).toBe(true);
+    // The tool runs as the task's user and tenant: what it stores (a screenshot blob) is theirs.
+    expect(tool.owners).toEqual([{ userId: 'u1', tenantId: 'tenant-1', sessionId: 's1' }]);
     // A re-activation after a crash past the recorded step: the same result, no second call.
     const again = new MemoryContext();
     for (const [k, v] of ctx.journal) again.journal.set(k, v);

@@ -12,6 +12,12 @@
  * - `field <field>: <n> items, at most <m> allowed` (maxItems), and the element rules as
  *   `field <field>[<i>]: ...`.
  * An optional field given as null counts as absent (its default applies).
+ *
+ * `checkAgentInput` is the one check every submission path runs (the agents route, and
+ * context.agent through POST /api/v1/tasks and gRPC SubmitTask): these rules, then the
+ * defaulted input against the tool's own JSON schema (stricter: lengths, patterns, item
+ * counts...), whose first broken rule is `field <field>: <reason>` (`field urls[0]: ...`).
+ * An input the agent's tool would refuse is a 400 at submission, never a failed task.
  */
 import { badRequest } from '../kernel/index.js';
 import { jsonTypeOf, valueProblems, type AgentDefinition } from './catalogue-parse.js';
@@ -40,4 +46,19 @@ export function validateAgentInput(agent: Pick<AgentDefinition, 'inputSchema'>, 
   if (problems.length) throw invalid(problems);
   for (const [f, p] of Object.entries(properties)) if (!Object.hasOwn(out, f) && p.default !== undefined) out[f] = structuredClone(p.default);
   return out;
+}
+
+/** The first way the arguments break a tool's own schema (ToolRegistry.argumentProblem), or undefined. */
+export type ToolArgumentCheck = (tool: string, args: Record<string, unknown>) => { field: string; reason: string } | undefined;
+
+/** The input with its defaults, checked by the agent's schema and then its tool's; a 400 otherwise. */
+export function checkAgentInput(
+  agent: Pick<AgentDefinition, 'inputSchema' | 'tool'>,
+  input: unknown,
+  toolArguments: ToolArgumentCheck,
+): Record<string, unknown> {
+  const valid = validateAgentInput(agent, input);
+  const p = toolArguments(agent.tool, valid);
+  if (p) throw invalid([p.field ? `field ${p.field}: ${p.reason}` : `input ${p.reason}`]);
+  return valid;
 }

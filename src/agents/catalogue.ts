@@ -65,15 +65,20 @@ const skipped = (entry: string) => entry.startsWith('.') || entry.startsWith('_'
 
 /**
  * Reads the catalogue folder: every `*.yaml` / `*.yml` file (names starting with `.` or `_`
- * skipped; other files ignored). A folder that does not exist gives an empty catalogue.
+ * skipped; other files ignored). A folder that does not exist gives an empty catalogue, unless
+ * the operator named it (`named`: AGENT_CATALOG_DIR was set): then start-up fails naming the
+ * setting, as a missing CONFIG_PATH file does.
  */
-export function loadAgentCatalogue(dir: string): AgentCatalogue {
+export function loadAgentCatalogue(dir: string, opts: { named?: boolean } = {}): AgentCatalogue {
   let entries: string[];
   try {
     if (!statSync(dir).isDirectory()) throw new ConfigError('AGENT_CATALOG_DIR', `${dir} is not a folder`);
     entries = readdirSync(dir).sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return createAgentCatalogue([], { dir, found: false });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (opts.named) throw new ConfigError('AGENT_CATALOG_DIR', `${dir} does not exist`);
+      return createAgentCatalogue([], { dir, found: false });
+    }
     if (err instanceof ConfigError) throw err;
     throw new ConfigError('AGENT_CATALOG_DIR', `cannot read ${dir}: ${(err as Error).message}`);
   }

@@ -30,4 +30,5 @@ export { createAgentCatalogue, loadAgentCatalogue } from './catalogue.js';
 export type { AgentCatalogue } from './catalogue.js';
 export { AGENT_ID_RE, AGENT_PROPERTY_TYPES, AgentFileError, parseAgentFile } from './catalogue-parse.js';
 export type { AgentDefinition, AgentInputSchema, AgentItems, AgentProperty, AgentPropertyType } from './catalogue-parse.js';
-export { INPUT_VALIDATION_FAILED, validateAgentInput } from './agent-input.js';
+export { INPUT_VALIDATION_FAILED, checkAgentInput, validateAgentInput } from './agent-input.js';
+export type { ToolArgumentCheck } from './agent-input.js';

@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import { createRouterTransport, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { loadAgentCatalogue, validateAgentInput } from '../agents/index.js';
+import { checkAgentInput, loadAgentCatalogue } from '../agents/index.js';
 import { connectBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { badRequest, type Logger } from '../kernel/index.js';
@@ -66,7 +66,7 @@ export async function openContext(
   // Workflow templates and skills, read once (a bad file stops start-up naming it).
   const templates = loadTemplates(shipped(cfg.catalogs.templatesDir, './config/templates'));
   const skills = loadSkills(shipped(cfg.catalogs.skillsDir, './config/skills'));
-  const agents = loadAgentCatalogue(shipped(cfg.catalogs.agentsDir, './config/agents'));
+  const agents = loadAgentCatalogue(shipped(cfg.catalogs.agentsDir, './config/agents'), { named: cfg.catalogs.agentsDirNamed });
   const budgetLimits: BudgetLimits = {
     maxTokensPerRequest: cfg.budgets.maxTokensPerRequest || undefined,
     maxCostPerRequest: cfg.budgets.maxCostPerRequest || undefined,
@@ -78,7 +78,8 @@ export async function openContext(
   const llm = cfg.budgets.inWorkflow ? base : new BudgetedProvider(base, budgetLimits, usage);
 
   let tools: ToolRegistry | undefined;
-  if (cfg.roles.has('worker') || cfg.roles.has('gateway') || cfg.roles.has('agent')) {
+  // The orchestrator too: a catalogue agent's input is checked against its tool's schema at submission.
+  if (cfg.roles.has('worker') || cfg.roles.has('gateway') || cfg.roles.has('agent') || cfg.roles.has('orchestrator')) {
     const toolUsage = new ToolUsageStore(sql, log);
     const registry = new ToolRegistry(
       builtinTools(cfg.tools, {
@@ -135,7 +136,8 @@ export async function openContext(
       skill: (name, version) => skills.get(name, version).version,
       agent: (id, input) => {
         const a = agents.get(id);
-        return { id: a.id, tool: a.tool, input: validateAgentInput(a, input) };
+        // The agent's rules, then its tool's own schema (the registry exists wherever the orchestrator runs).
+        return { id: a.id, tool: a.tool, input: checkAgentInput(a, input, (tool, args) => tools?.argumentProblem(tool, args)) };
       },
       swarm: () => {
         if (!cfg.features.swarm.enabled) throw badRequest(SWARM_DISABLED);

@@ -278,6 +278,8 @@ export function loadConfig(env: Env = process.env) {
       skillsDir: str(env, 'SKILLS_DIR', './config/skills'),
       /** The agent catalogue: one `<id>.yaml` per single-purpose agent (src/agents/catalogue-parse.ts). */
       agentsDir: str(env, 'AGENT_CATALOG_DIR', './config/agents'),
+      /** AGENT_CATALOG_DIR was set: its folder must exist (the default's absence is an empty catalogue). */
+      agentsDirNamed: !unset(env.AGENT_CATALOG_DIR),
     },
     auth: {
       /** HS256 secret for JWTs. Unset: a random secret kept in DATA_DIR/jwt-secret (one machine only). */

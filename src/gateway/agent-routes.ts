@@ -5,9 +5,10 @@
  * - POST /api/v1/agents/{id} {input (object, required), session_id, stream}: runs the agent
  *   as a task (always asynchronous) → 202 {task_id, agent_id, status, created_at} with
  *   X-Workflow-ID and X-Session-ID; the result is read with GET /api/v1/tasks/{task_id}.
- *   The input is checked against the agent's input_schema (400 `input validation failed: ...`,
- *   agents/agent-input.ts) here and again by the orchestrator, which submits it as
- *   `context.agent` + `context.agent_input`: the same task POST /api/v1/tasks runs.
+ *   The input is checked against the agent's input_schema and then its tool's own schema
+ *   (400 `input validation failed: ...`, agents/agent-input.ts checkAgentInput) here and again
+ *   by the orchestrator, which submits it as `context.agent` + `context.agent_input`: the same
+ *   task POST /api/v1/tasks runs.
  *   `stream: true` adds `stream_url` (the task's SSE stream) to the reply; the run is the same.
  *   Unknown body fields are refused (400 `unknown field: <name>`).
  * Behind admission (authentication and rate limit); the task belongs to the caller, as every
@@ -19,10 +20,11 @@ import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { Type } from '@sinclair/typebox';
 import type { TemplatedApp } from 'uWebSockets.js';
-import { validateAgentInput, type AgentCatalogue, type AgentDefinition } from '../agents/index.js';
+import { checkAgentInput, type AgentCatalogue, type AgentDefinition } from '../agents/index.js';
 import { SubmitTaskRequestSchema } from '../gen/svc/v1/orchestrator_pb.js';
 import { badRequest, callAs, callerOfPrincipal, notFound, parseTraceparent, type Principal } from '../kernel/index.js';
 import { queueUnavailable } from '../tasks/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import { parseJsonBody, route, type Req } from './http.js';
 import { admitted, admittedReply, type RouteDeps } from './route-deps.js';
 
@@ -64,7 +66,7 @@ function agentId(raw: string): string {
   }
 }
 
-export function registerAgentRoutes(app: TemplatedApp, d: RouteDeps & { agents: AgentCatalogue }): void {
+export function registerAgentRoutes(app: TemplatedApp, d: RouteDeps & { agents: AgentCatalogue; tools?: ToolRegistry }): void {
   const { agents, orchestrator } = d;
   route(
     app,
@@ -90,7 +92,8 @@ export function registerAgentRoutes(app: TemplatedApp, d: RouteDeps & { agents: 
     admittedReply(d.admit, async (req, p: Principal) => {
       const agent = agents.get(agentId(req.params[0])); // 404 before the body is looked at
       const { input, sessionId, stream } = parseExecute(req);
-      validateAgentInput(agent, input);
+      // The orchestrator runs the same check; a gateway without the tool registry leaves the tool's schema to it.
+      checkAgentInput(agent, input, (tool, args) => d.tools?.argumentProblem(tool, args));
       if (!d.bus.connected) throw queueUnavailable();
       const tp = parseTraceparent(req.headers.traceparent);
       const r = await orchestrator.submitTask(
@@ -203,7 +206,8 @@ export const agentPaths = {
       summary: 'Run an agent (asynchronous): a task whose result is the tool output as JSON text',
       description:
         'The input is checked against input_schema: required fields present and non-null, no unknown field, types, enum values, minimum/maximum, ' +
-        'maxItems; defaults are filled in. The task runs the agent (events WORKFLOW_STARTED, AGENT_STARTED, TOOL_INVOKED, TOOL_OBSERVATION, ' +
+        "maxItems; defaults are filled in, and the filled input must also fit the tool's own parameters schema (lengths, patterns, item counts). " +
+        'The task runs the agent (events WORKFLOW_STARTED, AGENT_STARTED, TOOL_INVOKED, TOOL_OBSERVATION, ' +
         'AGENT_COMPLETED, WORKFLOW_COMPLETED); GET /api/v1/tasks/{task_id} gives result (the output as JSON text), response (parsed), ' +
         'metadata.agent_id, metadata.execution_mode "agent" and the tool cost as the task cost. A tool failure fails the task naming it; an ' +
         'agent running past AGENT_TIMEOUT_SECONDS fails with a timeout error. Same as POST /api/v1/tasks with context.agent and context.agent_input.',
@@ -221,7 +225,8 @@ export const agentPaths = {
         },
         400: err(
           'Invalid JSON, input missing, an unknown body field (unknown field: <name>), or invalid input: "input validation failed: missing required field: <field>", ' +
-            '"input validation failed: unknown field: <field> (not defined in agent schema)", "input validation failed: field <field>: expected type <type>, got <type>", ...',
+            '"input validation failed: unknown field: <field> (not defined in agent schema)", "input validation failed: field <field>: expected type <type>, got <type>", ..., ' +
+            'then the tool\'s own schema: "input validation failed: field <field>: <reason>" (e.g. field keywords: must NOT have fewer than 1 characters)',
         ),
         404: err('Agent not found: <id>, or Session not found'),
       },

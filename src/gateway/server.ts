@@ -154,7 +154,7 @@ export class Gateway {
       registerScheduleRoutes(app, rd);
       if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
       if (this.deps.skills) registerSkillRoutes(app, { ...rd, skills: this.deps.skills });
-      if (this.deps.agents) registerAgentRoutes(app, { ...rd, agents: this.deps.agents });
+      if (this.deps.agents) registerAgentRoutes(app, { ...rd, agents: this.deps.agents, tools: this.deps.tools });
       registerChannelRoutes(app, rd);
       if (this.deps.domains.review) registerReviewRoutes(app, rd, this.deps.domains.review);
       if (this.deps.domains.swarm) registerSwarmRoutes(app, rd, this.deps.domains.swarm);

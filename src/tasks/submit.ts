@@ -194,6 +194,32 @@ function agentOf(context: Record<string, unknown>, catalogs?: CatalogCheck): { i
 }
 
 /**
+ * A catalogue agent runs its tool once, without a model: the fields only a model-driven
+ * workflow reads would do nothing, so they are refused rather than ignored. The model controls
+ * do steer the verifier, so they are accepted with enable_verification.
+ */
+function refuseUnreadWithAgent(r: SubmitRequest, context: Record<string, unknown>): void {
+  const fields: [string, unknown][] = [
+    ['mode', r.mode],
+    ['max_iterations', r.maxIterations],
+    ['max_concurrent_agents', r.maxConcurrentAgents],
+  ];
+  if (!r.enableVerification) {
+    fields.push(
+      ['model_tier', r.modelTier],
+      ['model_override', r.modelOverride],
+      ['provider_override', r.providerOverride],
+      ['context.model_tier', context.model_tier],
+      ['context.model_override', context.model_override],
+      ['context.provider_override', context.provider_override],
+      ['context.model_settings', context.model_settings],
+    );
+  }
+  const given = fields.find(([, v]) => v !== undefined && v !== null && v !== '' && v !== 0);
+  if (given) throw badRequest(`context.agent cannot be combined with ${given[0]}: a catalogue agent runs its tool once, without a model, and would ignore it`);
+}
+
+/**
  * Applies the rules (HTTP 400 / gRPC InvalidArgument on the first broken one):
  * top-level model_tier / model_override / provider_override win over their context
  * fallbacks; `disable_ai` with any of them is refused; tiers and modes are the known ones;
@@ -250,6 +276,7 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   if (skillName && tplName) throw badRequest('a task runs either a skill or a template, not both');
   const skillPinned = skillName ? (catalogs?.skill(skillName, skillVersion) ?? skillVersion) : undefined;
   const agent = agentOf(context, catalogs);
+  if (agent) refuseUnreadWithAgent(r, context);
   if (agent && (tplName || skillName)) throw badRequest('a task runs either a catalogue agent (context.agent), a template or a skill, not more than one');
   const review = reviewOf(context);
   const research = researchOf(r.researchStrategy, context, !!review);

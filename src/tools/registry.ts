@@ -154,14 +154,39 @@ export class ToolRegistry {
   /** Throws 400 naming the first argument that breaks the tool's schema. */
   validate(tool: Tool, args: unknown): Record<string, unknown> {
     if (!args || typeof args !== 'object' || Array.isArray(args)) throw badRequest('arguments must be a JSON object');
+    const v = this.validatorOf(tool);
+    if (!v(args)) throw argumentError(v.errors![0]!);
+    return args as Record<string, unknown>;
+  }
+
+  /**
+   * The first way `args` break the named tool's schema, or undefined when they fit (or there
+   * is no such tool): `field` the argument's path (`keywords`, `urls[0]`, `filters.country`;
+   * '' for the object itself) and `reason` the schema's rule it breaks. Nothing runs.
+   */
+  argumentProblem(name: string, args: Record<string, unknown>): { field: string; reason: string } | undefined {
+    const tool = this.tools.get(name);
+    if (!tool) return undefined;
+    const v = this.validatorOf(tool);
+    if (v(args)) return undefined;
+    const e = v.errors![0]!;
+    const path = e.instancePath.split('/').slice(1);
+    if (e.keyword === 'required') path.push((e.params as { missingProperty: string }).missingProperty);
+    if (e.keyword === 'additionalProperties') path.push((e.params as { additionalProperty: string }).additionalProperty);
+    const field = path.map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i ? `.${s}` : s)).join('');
+    const reason =
+      e.keyword === 'required' ? 'is required' : e.keyword === 'additionalProperties' ? 'is not a parameter of this tool' : (e.message ?? 'is invalid');
+    return { field, reason };
+  }
+
+  private validatorOf(tool: Tool): ValidateFunction {
     const { validators } = this.shared;
     let v = validators.get(tool.parameters);
     if (!v) {
       v = (this.shared.ajv ??= new Ajv({ allErrors: false, strict: false })).compile(tool.parameters);
       validators.set(tool.parameters, v);
     }
-    if (!v(args)) throw argumentError(v.errors![0]!);
-    return args as Record<string, unknown>;
+    return v;
   }
 
   /**

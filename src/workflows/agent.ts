@@ -60,7 +60,14 @@ export const agent: Workflow = async (ctx, p) => {
     run = await actx.step(step, async (): Promise<AgentRun> => {
       actx.emit('AGENT_STARTED', a.id, `Agent ${a.id} started`, { agent_id: a.id, tool: a.tool });
       actx.emit('TOOL_INVOKED', a.id, `Calling ${a.tool}`, { tool: a.tool, call_id: a.id, arguments: args });
-      const e = await deps.tools!.execute(a.tool, args, { signal: actx.signal, sessionId: base.sessionId, userId: base.userId, taskId: base.taskId });
+      // The task's tenant goes with its user: what the tool stores (a screenshot blob) belongs to both.
+      const e = await deps.tools!.execute(a.tool, args, {
+        signal: actx.signal,
+        sessionId: base.sessionId,
+        userId: base.userId,
+        tenantId: t.tenant_id,
+        taskId: base.taskId,
+      });
       actx.checkpoint(); // cancelled, handed back or out of time while the tool ran: nothing is recorded
       const text = e.success ? JSON.stringify(e.output) : `error: ${e.error}`;
       actx.emit('TOOL_OBSERVATION', a.id, e.success ? `${a.tool} succeeded` : `${a.tool} failed: ${e.error}`, {
