@@ -15,37 +15,24 @@
  * - META_AD_LIBRARY_ACCESS_TOKEN / META_AD_LIBRARY_BASE_URL (default
  *   https://graph.facebook.com/v21.0): a Graph-API-style ad library (`GET /ads_archive`).
  * - META_AD_LIBRARY_MAX_ADS (default 200): ads read per query at most (pages of 100).
- * - ADS_VENDOR_TIMEOUT_MS (default 30000): the time limit of one vendor request.
+ * - ADS_VENDOR_TIMEOUT_MS (default 30000): the time limit of one vendor request; each tool's own
+ *   time limit is derived from it (the requests it makes one after another x this, plus a margin).
  * Without a key the agents that need it fail naming the variable; nothing is made up.
  */
-import { num, optStr, str, type Env } from './env.js';
-import { ConfigError } from './errors.js';
-
-/** A vendor base URL: http(s), checked at start-up so a typo is not a runtime surprise. */
-function baseUrl(env: Env, name: string, def: string): string {
-  const v = str(env, name, def).trim();
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new ConfigError(name, `expected an http(s) URL, got ${JSON.stringify(v)}`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(name, `expected an http(s) URL, got ${JSON.stringify(v)}`);
-  return v;
-}
+import { httpUrl, num, optStr, str, type Env } from './env.js';
 
 export function adsVendorsConfig(env: Env = process.env) {
   return {
     serpApiKey: optStr(env, 'SERPAPI_API_KEY')?.trim(),
-    serpApiBaseUrl: baseUrl(env, 'SERPAPI_BASE_URL', 'https://serpapi.com'),
+    serpApiBaseUrl: httpUrl(env, 'SERPAPI_BASE_URL', 'https://serpapi.com'),
     serpApiCostPerSearchUsd: num(env, 'SERPAPI_COST_PER_SEARCH_USD', 0.015, { min: 0 }),
-    jpPortalUrl: optStr(env, 'ADS_JP_PORTAL_URL') === undefined ? undefined : baseUrl(env, 'ADS_JP_PORTAL_URL', ''),
+    jpPortalUrl: optStr(env, 'ADS_JP_PORTAL_URL') === undefined ? undefined : httpUrl(env, 'ADS_JP_PORTAL_URL', ''),
     jpPortalApiKey: optStr(env, 'ADS_JP_PORTAL_API_KEY')?.trim(),
     jpPortalEngine: str(env, 'ADS_JP_PORTAL_ENGINE', 'yahoo').trim(),
     jpPortalDomain: str(env, 'ADS_JP_PORTAL_DOMAIN', 'search.yahoo.co.jp').trim(),
     jpPortalCostUsd: num(env, 'ADS_JP_PORTAL_COST_USD', 0, { min: 0 }),
     metaAccessToken: optStr(env, 'META_AD_LIBRARY_ACCESS_TOKEN')?.trim(),
-    metaBaseUrl: baseUrl(env, 'META_AD_LIBRARY_BASE_URL', 'https://graph.facebook.com/v21.0'),
+    metaBaseUrl: httpUrl(env, 'META_AD_LIBRARY_BASE_URL', 'https://graph.facebook.com/v21.0'),
     metaMaxAds: num(env, 'META_AD_LIBRARY_MAX_ADS', 200, { min: 1, max: 5000, int: true }),
     timeoutMs: num(env, 'ADS_VENDOR_TIMEOUT_MS', 30_000, { min: 100, max: 300_000, int: true }),
   };

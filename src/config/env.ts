@@ -53,3 +53,16 @@ export function internalToken(env: Env, name: string): string | undefined {
   if (v !== undefined && v.length < 32) throw new ConfigError(name, `must be at least 32 characters (e.g. openssl rand -base64 48), got ${v.length}`);
   return v;
 }
+
+/** An http(s) URL (a vendor's base URL): checked at start-up so a typo is not a runtime surprise. */
+export function httpUrl(env: Env, name: string, def: string): string {
+  const v = str(env, name, def).trim();
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(name, `expected an http(s) URL, got ${JSON.stringify(v)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(name, `expected an http(s) URL, got ${JSON.stringify(v)}`);
+  return v;
+}

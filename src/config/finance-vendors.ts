@@ -10,25 +10,15 @@
  * - XAI_API_KEY, XAI_BASE_URL (default https://api.x.ai/v1), XAI_SEARCH_MODEL (default
  *   grok-4-1-fast): the live-search model of microblog-sentiment (Responses API, x_search tool).
  *   XAI_TIMEOUT_MS (default 90000): its requests' time limit, longer than the others' because the
- *   model runs several X searches before it answers (tens of seconds).
+ *   model runs several X searches before it answers (tens of seconds). microblog_sentiment's
+ *   time limit (and news_aggregator's) is derived from it.
  * - ALPACA_API_KEY_ID, ALPACA_API_SECRET_KEY, ALPACA_DATA_URL (default
  *   https://data.alpaca.markets): the market-news API of broker-news.
- * - FINANCE_VENDOR_TIMEOUT_MS (default 30000): one vendor request's time limit.
+ * - FINANCE_VENDOR_TIMEOUT_MS (default 30000): one vendor request's time limit; the EDGAR and
+ *   Alpaca tools' own time limits are derived from it (their requests one after another x this,
+ *   plus a margin).
  */
-import { ConfigError } from './errors.js';
-import { num, optStr, str, type Env } from './env.js';
-
-function baseUrl(env: Env, name: string, def: string): string {
-  const v = str(env, name, def).trim();
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new ConfigError(name, `expected an http(s) URL, got ${JSON.stringify(v)}`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(name, `expected an http(s) URL, got ${JSON.stringify(v)}`);
-  return v;
-}
+import { httpUrl, num, optStr, str, type Env } from './env.js';
 
 const secret = (env: Env, name: string) => optStr(env, name)?.trim();
 
@@ -36,19 +26,19 @@ export function financeVendorsConfig(env: Env = process.env) {
   return {
     secEdgar: {
       userAgent: secret(env, 'SEC_EDGAR_USER_AGENT'),
-      dataUrl: baseUrl(env, 'SEC_EDGAR_DATA_URL', 'https://data.sec.gov'),
-      wwwUrl: baseUrl(env, 'SEC_EDGAR_WWW_URL', 'https://www.sec.gov'),
+      dataUrl: httpUrl(env, 'SEC_EDGAR_DATA_URL', 'https://data.sec.gov'),
+      wwwUrl: httpUrl(env, 'SEC_EDGAR_WWW_URL', 'https://www.sec.gov'),
     },
     xai: {
       apiKey: secret(env, 'XAI_API_KEY'),
-      baseUrl: baseUrl(env, 'XAI_BASE_URL', 'https://api.x.ai/v1'),
+      baseUrl: httpUrl(env, 'XAI_BASE_URL', 'https://api.x.ai/v1'),
       model: str(env, 'XAI_SEARCH_MODEL', 'grok-4-1-fast').trim(),
       timeoutMs: num(env, 'XAI_TIMEOUT_MS', 90_000, { min: 1000, max: 300_000, int: true }),
     },
     alpaca: {
       keyId: secret(env, 'ALPACA_API_KEY_ID'),
       secretKey: secret(env, 'ALPACA_API_SECRET_KEY'),
-      dataUrl: baseUrl(env, 'ALPACA_DATA_URL', 'https://data.alpaca.markets'),
+      dataUrl: httpUrl(env, 'ALPACA_DATA_URL', 'https://data.alpaca.markets'),
     },
     timeoutMs: num(env, 'FINANCE_VENDOR_TIMEOUT_MS', 30_000, { min: 1000, max: 300_000, int: true }),
   };

@@ -3,13 +3,14 @@
  * (`GET <base>/search.json?engine=...&api_key=...`) and a Graph-API-style ad library
  * (`GET <base>/ads_archive?access_token=...`), reached at the base URLs the operator configured.
  *
- * Those URLs come from the operator, not from a model, so requests use plain `fetch` (a vendor on
- * the local network is allowed, as for web_search) and skip the SSRF guard of `./net.ts`; every
- * request still has a time limit and a response size bound. Missing keys fail with
+ * Those URLs come from the operator, not from a model, so requests go through `./vendor-fetch.ts`
+ * (a vendor on the local network is allowed, as for web_search) and skip the SSRF guard of
+ * `./net.ts`; every request still has a time limit and a response size bound. Missing keys fail with
  * `not_configured` naming the variable; a vendor's error becomes a `backend` ToolError carrying
  * the vendor's own message. Nothing here makes data up.
  */
 import { type ToolContext, ToolError } from './tool.js';
+import { fetchBounded, redact } from './vendor-fetch.js';
 
 /** The settings the ads tools read (config's `tools.adsVendors`; see src/config/ads-vendors.ts). */
 export interface AdsVendorSettings {
@@ -57,30 +58,6 @@ export function vendorUrl(base: string, path: string, variable: string): URL {
   }
 }
 
-/** The body of a response, refused past `max` bytes (by Content-Length or while reading). */
-async function readBounded(res: Response, max: number, vendor: string): Promise<string> {
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > max) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new ToolError(`${vendor} response too large: ${declared} bytes (limit ${max})`, 'backend');
-  }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new ToolError(`${vendor} response too large: over ${max} bytes`, 'backend');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** The vendor's own words from an error body: `{error: "..."}` (SerpApi) or `{error: {message}}` (Graph API). */
 function vendorMessage(data: unknown): string | undefined {
   if (!data || typeof data !== 'object') return undefined;
@@ -107,39 +84,21 @@ export async function getVendorJson(
   url: URL,
   o: { vendor: string; timeoutMs: number; signal: AbortSignal; redact?: string[] },
 ): Promise<Record<string, unknown>> {
-  const timeout = AbortSignal.timeout(o.timeoutMs);
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([o.signal, timeout]), redirect: 'error' });
-  } catch (err) {
-    if (o.signal.aborted) throw o.signal.reason;
-    if (timeout.aborted) throw new ToolError(`${o.vendor} timed out after ${o.timeoutMs} ms`, 'backend');
-    const cause = (err as Error & { cause?: Error }).cause;
-    throw new ToolError(`${o.vendor} unreachable: ${cause?.message ?? (err as Error).message}`, 'backend');
-  }
-  let text: string;
-  try {
-    text = await readBounded(res, MAX_VENDOR_RESPONSE_BYTES, o.vendor);
-  } catch (err) {
-    if (o.signal.aborted) throw o.signal.reason;
-    if (err instanceof ToolError) throw err;
-    if (timeout.aborted) throw new ToolError(`${o.vendor} timed out after ${o.timeoutMs} ms`, 'backend');
-    throw new ToolError(`${o.vendor} response could not be read: ${(err as Error).message}`, 'backend');
-  }
-  const data = parseJson(text);
+  const res = await fetchBounded({
+    vendor: o.vendor,
+    url,
+    headers: { accept: 'application/json' },
+    timeoutMs: o.timeoutMs,
+    maxBytes: MAX_VENDOR_RESPONSE_BYTES,
+    signal: o.signal,
+  });
+  const data = parseJson(res.text);
   if (!res.ok) {
     const said = redact(vendorMessage(data) ?? '', o.redact);
     throw new ToolError(`${o.vendor} failed: HTTP ${res.status}${said ? `: ${said}` : ''}`, 'backend');
   }
   if (!data || typeof data !== 'object' || Array.isArray(data)) throw new ToolError(`${o.vendor} returned a response that is not a JSON object`, 'backend');
   return data as Record<string, unknown>;
-}
-
-/** Secrets never reach an error message, even when a vendor echoes them. */
-function redact(s: string, secrets: string[] = []): string {
-  let out = s;
-  for (const x of secrets) if (x) out = out.split(x).join('***');
-  return out.length > 500 ? `${out.slice(0, 500)}…` : out;
 }
 
 /** SerpApi answers some failures with 200 and `{error}`; "no results" is an empty page, not a failure. */
@@ -196,6 +155,9 @@ export const AD_LIBRARY_FIELDS = [
   'ad_snapshot_url',
   'publisher_platforms',
 ] as const;
+
+/** Pages of the ad library one query reads at most (sequential requests: each needs the last's `paging.next`). */
+export const adLibraryPages = (s: Pick<AdsVendorSettings, 'metaMaxAds'>) => Math.ceil(s.metaMaxAds / 100);
 
 /**
  * Ads of the Graph-API-style ad library (`GET /ads_archive`) for `params`, following the

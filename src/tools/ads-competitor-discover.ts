@@ -16,6 +16,7 @@ import { type AdsVendorSettings, organicOf, type SerpAd } from './ads-client.js'
 import { googleSearch, SERP_DEVICES, type SerpDevice } from './ads-serp.js';
 import { googleTransparency } from './ads-transparency.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export interface CompetitorDiscoverArgs extends Record<string, unknown> {
   keywords: string[];
@@ -42,6 +43,8 @@ export const DISCOVER_DEFAULTS = {
 const SAMPLES = 3;
 /** Vendor searches in flight at once for one call. */
 const CONCURRENCY = 4;
+const MAX_KEYWORDS = 20;
+const MAX_TOP_N = 20;
 
 interface Sample {
   keyword: string;
@@ -87,7 +90,13 @@ export function competitorDiscoverTool(s: AdsVendorSettings): Tool<CompetitorDis
     parameters: {
       type: 'object',
       properties: {
-        keywords: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 500 }, minItems: 1, maxItems: 20, description: 'Keywords to search' },
+        keywords: {
+          type: 'array',
+          items: { type: 'string', minLength: 1, maxLength: 500 },
+          minItems: 1,
+          maxItems: MAX_KEYWORDS,
+          description: 'Keywords to search',
+        },
         country: { type: 'string', description: 'Country code of the searches (gl)', default: DISCOVER_DEFAULTS.country, minLength: 2, maxLength: 2 },
         language: { type: 'string', description: 'Interface language (hl)', default: DISCOVER_DEFAULTS.language, minLength: 2, maxLength: 10 },
         location: { type: 'string', description: 'Location the searches are made from', maxLength: 200 },
@@ -104,7 +113,7 @@ export function competitorDiscoverTool(s: AdsVendorSettings): Tool<CompetitorDis
           description: 'Competitors given transparency data (with include_transparency)',
           default: DISCOVER_DEFAULTS.transparency_top_n,
           minimum: 1,
-          maximum: 20,
+          maximum: MAX_TOP_N,
         },
         max_competitors: { type: 'integer', description: 'Competitors returned at most', default: DISCOVER_DEFAULTS.max_competitors, minimum: 1, maximum: 100 },
         include_transparency: { type: 'boolean', description: 'Look the top competitors up in the Ads Transparency Center', default: false },
@@ -113,7 +122,8 @@ export function competitorDiscoverTool(s: AdsVendorSettings): Tool<CompetitorDis
       required: ['keywords'],
       additionalProperties: false,
     },
-    timeoutMs: 120_000,
+    // Worst case (20 keywords x 3 devices, then 20 transparency look-ups), CONCURRENCY searches at a time, each ADS_VENDOR_TIMEOUT_MS.
+    timeoutMs: vendorToolTimeoutMs(Math.ceil((MAX_KEYWORDS * SERP_DEVICES.length) / CONCURRENCY) + Math.ceil(MAX_TOP_N / CONCURRENCY), s.timeoutMs),
     costPerUse: s.serpApiCostPerSearchUsd * 2,
     dangerous: false,
     // Not offered to models without its vendor key (a direct call says which variable to set).

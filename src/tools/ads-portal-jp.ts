@@ -8,6 +8,7 @@
  */
 import { type AdsVendorSettings, adsOf, engineSearch, vendorUrl } from './ads-client.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export interface PortalJpAdsArgs extends Record<string, unknown> {
   keywords: string;
@@ -27,7 +28,8 @@ export function portalJpAdsTool(s: AdsVendorSettings): Tool<PortalJpAdsArgs> {
       required: ['keywords'],
       additionalProperties: false,
     },
-    timeoutMs: 60_000,
+    // One vendor search (ADS_VENDOR_TIMEOUT_MS) and a margin.
+    timeoutMs: vendorToolTimeoutMs(1, s.timeoutMs),
     costPerUse: s.jpPortalCostUsd,
     dangerous: false,
     // Not offered to models without its vendor key (a direct call says which variable to set).

@@ -6,6 +6,7 @@
  */
 import { type AdsVendorSettings, adsOf, serpApiSearch, type SerpAd } from './ads-client.js';
 import { type Tool, type ToolContext, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export const SERP_DEVICES = ['desktop', 'mobile', 'tablet'] as const;
 export type SerpDevice = (typeof SERP_DEVICES)[number];
@@ -65,7 +66,8 @@ export function serpAdsTool(s: AdsVendorSettings): Tool<SerpAdsArgs> {
       required: ['keywords'],
       additionalProperties: false,
     },
-    timeoutMs: 60_000,
+    // One vendor search (ADS_VENDOR_TIMEOUT_MS) and a margin.
+    timeoutMs: vendorToolTimeoutMs(1, s.timeoutMs),
     costPerUse: s.serpApiCostPerSearchUsd,
     dangerous: false,
     // Not offered to models without its vendor key (a direct call says which variable to set).

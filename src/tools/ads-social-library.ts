@@ -5,8 +5,9 @@
  * {name, domain, page_id, ad_count, platforms, sample_ads, source}; an ad is active while it has
  * no delivery stop time or one in the future. The library is free to query: cost_usd is 0.
  */
-import { type AdsVendorSettings, adLibrarySearch, domainOf, text } from './ads-client.js';
+import { type AdsVendorSettings, adLibraryPages, adLibrarySearch, domainOf, text } from './ads-client.js';
 import { type Tool, type ToolContext, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 /** The networks of the ad library (its `publisher_platforms`), as the tools name them. */
 export const SOCIAL_PLATFORMS = ['facebook', 'instagram', 'messenger', 'audience_network', 'threads', 'whatsapp'] as const;
@@ -128,7 +129,8 @@ export function socialAdLibraryTool(s: AdsVendorSettings): Tool<SocialAdLibraryA
       required: ['query'],
       additionalProperties: false,
     },
-    timeoutMs: 60_000,
+    // The ad library's pages one after another (META_AD_LIBRARY_MAX_ADS / 100), each ADS_VENDOR_TIMEOUT_MS.
+    timeoutMs: vendorToolTimeoutMs(adLibraryPages(s), s.timeoutMs),
     costPerUse: 0,
     dangerous: false,
     // Not offered to models without its vendor key (a direct call says which variable to set).

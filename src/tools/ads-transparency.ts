@@ -12,9 +12,10 @@
  * fails is listed in `errors` and the others still answer; when every one fails the call fails.
  */
 import countries from 'i18n-iso-countries';
-import { type AdsVendorSettings, serpApiSearch, text } from './ads-client.js';
+import { type AdsVendorSettings, adLibraryPages, serpApiSearch, text } from './ads-client.js';
 import { SOCIAL_PLATFORMS, type SocialPlatform, competitorsOf, socialAds, SOCIAL_SOURCE } from './ads-social-library.js';
 import { type Tool, type ToolContext, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export const GOOGLE_AD_PLATFORMS = ['SEARCH', 'YOUTUBE', 'SHOPPING', 'MAPS', 'PLAY'] as const;
 /** What `platforms` may list: GOOGLE is every Google surface at once, SOCIAL the social ad library. */
@@ -173,7 +174,8 @@ export function adsTransparencyTool(s: AdsVendorSettings): Tool<AdsTransparencyA
       },
       additionalProperties: false,
     },
-    timeoutMs: 90_000,
+    // The platforms are queried in parallel: the longest is the SOCIAL block's ad library pages; each request ADS_VENDOR_TIMEOUT_MS.
+    timeoutMs: vendorToolTimeoutMs(Math.max(1, adLibraryPages(s)), s.timeoutMs),
     costPerUse: s.serpApiCostPerSearchUsd,
     dangerous: false,
     // Not offered to models without its vendor key (a direct call says which variable to set).

@@ -7,13 +7,14 @@
  * A source that fails is reported in its block and left out of the score; when every source
  * asked for fails, the tool fails with their errors (`not_configured` when that is why all did).
  */
-import type { EdgarClient } from './finance-edgar.js';
+import { EDGAR_FILINGS_REQUESTS, type EdgarClient } from './finance-edgar.js';
 import { DEFAULT_FORMS, FILINGS_DAYS_DEFAULT, recentFilings } from './finance-filings.js';
 import { brokerNews, NEWS_HOURS_DEFAULT, NEWS_LIMIT_DEFAULT, type AlpacaSettings } from './finance-news.js';
 import { newsTones } from './finance-news-tone.js';
 import { filingsComponent, newsComponent, overallSentiment, socialComponent, type SourceName } from './finance-score.js';
 import { microblogSentiment, SENTIMENT_COST_ESTIMATE, SENTIMENT_DAYS_DEFAULT, type XaiSettings } from './finance-sentiment.js';
 import { type Tool, ToolError, type ToolModel, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export type NewsAggregatorArgs = { ticker: string; include_filings?: boolean; include_social?: boolean };
 
@@ -25,6 +26,8 @@ export interface AggregatorDeps {
 }
 
 const TOOL = 'news_aggregator';
+/** Time kept for the news tone model call after the news arrived. */
+const NEWS_TONE_MODEL_MS = 60_000;
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
@@ -150,7 +153,9 @@ export function newsAggregatorTool(d: AggregatorDeps): Tool<NewsAggregatorArgs> 
       required: ['ticker'],
       additionalProperties: false,
     },
-    timeoutMs: 150_000,
+    // The three sources run in parallel: the longest chain of requests, each at its setting
+    // (FINANCE_VENDOR_TIMEOUT_MS, XAI_TIMEOUT_MS); the news also waits for the tone model call.
+    timeoutMs: vendorToolTimeoutMs(1, Math.max(d.alpaca.timeoutMs + NEWS_TONE_MODEL_MS, d.xai.timeoutMs, EDGAR_FILINGS_REQUESTS * d.edgar.requestTimeoutMs)),
     costPerUse: SENTIMENT_COST_ESTIMATE,
     dangerous: false,
     // Offered to models when any of its sources can answer.

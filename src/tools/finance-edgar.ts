@@ -45,6 +45,8 @@ const TICKERS_TTL_MS = 24 * 3600_000;
 const MAX_BYTES = 32 * 1024 * 1024;
 /** Older submission pages read at most for one request (each holds thousands of filings). */
 const MAX_OLDER_PAGES = 3;
+/** Requests one after another to find a company's filings: the ticker file, the submissions, its older pages. */
+export const EDGAR_FILINGS_REQUESTS = 2 + MAX_OLDER_PAGES;
 
 type Columns = Partial<Record<'form' | 'filingDate' | 'accessionNumber' | 'primaryDocument' | 'primaryDocDescription' | 'items', unknown[]>>;
 
@@ -67,6 +69,11 @@ export class EdgarClient {
   constructor(private readonly s: EdgarSettings) {}
 
   /** Whether SEC_EDGAR_USER_AGENT is set (without it nothing is requested). */
+  /** One request's time limit (FINANCE_VENDOR_TIMEOUT_MS). */
+  get requestTimeoutMs(): number {
+    return this.s.timeoutMs;
+  }
+
   get configured(): boolean {
     return !!this.s.userAgent;
   }

@@ -3,10 +3,11 @@
  * EDGAR: ticker -> CIK, the filings of the last `days_back` days whose form is one of `forms`,
  * each marked `is_material` by its form type (./finance-forms.ts), and whether any is.
  */
-import type { EdgarClient } from './finance-edgar.js';
+import { EDGAR_FILINGS_REQUESTS, type EdgarClient } from './finance-edgar.js';
 import { filingDescription, canonicalForm, formRequested, isMaterialForm } from './finance-forms.js';
 import { commaList, daysAgo } from './finance-http.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export const DEFAULT_FORMS = '8-K,10-K,10-Q,4,SC 13D';
 export const FILINGS_DAYS_DEFAULT = 30;
@@ -96,7 +97,8 @@ export function secFilingsTool(edgar: EdgarClient): Tool<SecFilingsArgs> {
       required: ['ticker'],
       additionalProperties: false,
     },
-    timeoutMs: 60_000,
+    // EDGAR's requests one after another, each FINANCE_VENDOR_TIMEOUT_MS.
+    timeoutMs: vendorToolTimeoutMs(EDGAR_FILINGS_REQUESTS, edgar.requestTimeoutMs),
     costPerUse: 0,
     dangerous: false,
     // Not offered to models without SEC_EDGAR_USER_AGENT (a direct call says what to set).

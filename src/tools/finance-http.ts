@@ -3,9 +3,11 @@
  * time limit, a bound on the response size, and every failure as a ToolError that names the
  * vendor and what went wrong (its HTTP status and message, a timeout, an unreachable host).
  * Vendor base URLs come from the operator's settings, not from a model, so these requests do
- * not go through the web tools' SSRF guard (`./net.ts`).
+ * not go through the web tools' SSRF guard (`./net.ts`); the request itself is
+ * `./vendor-fetch.ts`'s, shared with the ads tools.
  */
 import { ToolError } from './tool.js';
+import { fetchBounded } from './vendor-fetch.js';
 
 export interface VendorRequest {
   /** The vendor as errors name it, e.g. `SEC EDGAR`. */
@@ -32,29 +34,6 @@ export function vendorUrl(base: string, path: string, query: Record<string, stri
   return url;
 }
 
-async function readBounded(res: Response, req: VendorRequest): Promise<string> {
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > req.maxBytes) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new ToolError(`${req.vendor} response too large: ${declared} bytes (limit ${req.maxBytes})`, 'backend');
-  }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > req.maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new ToolError(`${req.vendor} response too large: over ${req.maxBytes} bytes`, 'backend');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** The vendor's own words about a failure: `message`, `error`, `error.message`, or the body's start. */
 function detailOf(body: string): string {
   let text = body.trim();
@@ -72,34 +51,26 @@ function detailOf(body: string): string {
 
 /** The response body as text; any failure is a ToolError of kind `backend`. */
 export async function vendorText(req: VendorRequest): Promise<string> {
-  const timeout = AbortSignal.timeout(req.timeoutMs);
-  const signal = AbortSignal.any([req.signal, timeout]);
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
-  let text: string;
-  try {
-    res = await fetch(req.url, {
-      method: req.method ?? (req.body === undefined ? 'GET' : 'POST'),
-      headers,
-      body: req.body === undefined ? undefined : JSON.stringify(req.body),
-      signal,
-      redirect: req.followRedirects ? 'follow' : 'error',
-    });
-    text = await readBounded(res, req);
-  } catch (err) {
-    if (req.signal.aborted) throw req.signal.reason;
-    if (err instanceof ToolError) throw err;
-    if (timeout.aborted) throw new ToolError(`${req.vendor} request timed out after ${req.timeoutMs} ms`, 'backend');
-    const cause = (err as Error & { cause?: Error }).cause;
-    throw new ToolError(`${req.vendor} unreachable: ${cause?.message ?? (err as Error).message}`, 'backend');
-  }
+  const res = await fetchBounded({
+    vendor: req.vendor,
+    url: req.url,
+    method: req.method ?? (req.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: req.body === undefined ? undefined : JSON.stringify(req.body),
+    followRedirects: req.followRedirects,
+    timeoutMs: req.timeoutMs,
+    maxBytes: req.maxBytes,
+    signal: req.signal,
+    timeoutWords: 'request timed out',
+  });
   if (!res.ok) {
-    const detail = detailOf(text);
+    const detail = detailOf(res.text);
     const hint = (res.status === 401 || res.status === 403) && req.credential ? ` (check ${req.credential})` : '';
     throw new ToolError(`${req.vendor} request failed: HTTP ${res.status}${detail ? `: ${detail}` : ''}${hint}`, 'backend');
   }
-  return text;
+  return res.text;
 }
 
 /** The response body parsed as JSON; a body that is not JSON is a `backend` ToolError. */

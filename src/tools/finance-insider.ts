@@ -6,17 +6,21 @@
  * parsed (./finance-form4.ts). A Form 4 whose XML cannot be read is counted, not guessed.
  */
 import pLimit from 'p-limit';
-import type { EdgarClient } from './finance-edgar.js';
+import { EDGAR_FILINGS_REQUESTS, type EdgarClient } from './finance-edgar.js';
 import { formRequested } from './finance-forms.js';
 import { daysAgo } from './finance-http.js';
 import { parseForm4, type InsiderTransaction } from './finance-form4.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export type InsiderArgs = { ticker: string; days_back?: number; max_filings?: number };
 
 const TOOL = 'insider_transactions';
 const DAYS_DEFAULT = 90;
 const MAX_FILINGS_DEFAULT = 20;
+const MAX_FILINGS = 50;
+/** Form 4 documents read at a time. */
+const DOCUMENT_CONCURRENCY = 4;
 const FORM_4 = new Set(['4']);
 
 type Row = InsiderTransaction & { filed_date: string; filing_url: string };
@@ -54,12 +58,19 @@ export function insiderTransactionsTool(edgar: EdgarClient): Tool<InsiderArgs> {
       properties: {
         ticker: { type: 'string', description: 'Stock ticker (e.g. AAPL) or SEC CIK number', minLength: 1, maxLength: 20 },
         days_back: { type: 'integer', description: 'Form 4 filings of the last N days', minimum: 1, maximum: 365, default: DAYS_DEFAULT },
-        max_filings: { type: 'integer', description: 'Form 4 filings read at most (newest first)', minimum: 1, maximum: 50, default: MAX_FILINGS_DEFAULT },
+        max_filings: {
+          type: 'integer',
+          description: 'Form 4 filings read at most (newest first)',
+          minimum: 1,
+          maximum: MAX_FILINGS,
+          default: MAX_FILINGS_DEFAULT,
+        },
       },
       required: ['ticker'],
       additionalProperties: false,
     },
-    timeoutMs: 90_000,
+    // The filing list, then up to MAX_FILINGS documents DOCUMENT_CONCURRENCY at a time; each request FINANCE_VENDOR_TIMEOUT_MS.
+    timeoutMs: vendorToolTimeoutMs(EDGAR_FILINGS_REQUESTS + Math.ceil(MAX_FILINGS / DOCUMENT_CONCURRENCY), edgar.requestTimeoutMs),
     costPerUse: 0,
     dangerous: false,
     available: edgar.configured,
@@ -71,7 +82,7 @@ export function insiderTransactionsTool(edgar: EdgarClient): Tool<InsiderArgs> {
       const { name, filings } = await edgar.filingsSince(TOOL, company.cik, daysAgo(new Date(), days), ctx.signal);
       const form4s = filings.filter((f) => formRequested(f.form, FORM_4));
       const read = form4s.slice(0, max);
-      const limit = pLimit(4);
+      const limit = pLimit(DOCUMENT_CONCURRENCY);
       let unreadable = 0;
       let firstProblem = '';
       const skip = (why: string): Row[] => {

@@ -7,6 +7,7 @@
  */
 import { commaList, vendorJson, vendorUrl } from './finance-http.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export interface AlpacaSettings {
   /** ALPACA_API_KEY_ID */
@@ -111,7 +112,8 @@ export function brokerNewsTool(s: AlpacaSettings): Tool<BrokerNewsArgs> {
       required: ['symbols'],
       additionalProperties: false,
     },
-    timeoutMs: 30_000,
+    // One Alpaca request (FINANCE_VENDOR_TIMEOUT_MS) and a margin.
+    timeoutMs: vendorToolTimeoutMs(1, s.timeoutMs),
     costPerUse: 0,
     dangerous: false,
     available: !!(s.keyId && s.secretKey),

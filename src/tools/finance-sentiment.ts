@@ -10,6 +10,7 @@
  */
 import { daysAgo, vendorJson, vendorUrl } from './finance-http.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export interface XaiSettings {
   /** XAI_API_KEY */
@@ -133,7 +134,8 @@ export function microblogSentimentTool(s: XaiSettings): Tool<MicroblogSentimentA
       required: ['ticker'],
       additionalProperties: false,
     },
-    timeoutMs: 120_000,
+    // One xAI request (XAI_TIMEOUT_MS) and a margin.
+    timeoutMs: vendorToolTimeoutMs(1, s.timeoutMs),
     costPerUse: SENTIMENT_COST_ESTIMATE,
     dangerous: false,
     available: !!s.apiKey,

@@ -10,6 +10,7 @@
 import { type AdsVendorSettings, organicOf } from './ads-client.js';
 import { googleSearch, SERP_DEFAULTS, SERP_DEVICES, type SerpDevice } from './ads-serp.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
+import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
 export interface OrganicSearchArgs extends Record<string, unknown> {
   keywords: string;
@@ -45,7 +46,8 @@ export function organicSearchTool(s: AdsVendorSettings): Tool<OrganicSearchArgs>
       required: ['keywords'],
       additionalProperties: false,
     },
-    timeoutMs: 60_000,
+    // One vendor search (ADS_VENDOR_TIMEOUT_MS) and a margin.
+    timeoutMs: vendorToolTimeoutMs(1, s.timeoutMs),
     costPerUse: s.serpApiCostPerSearchUsd,
     dangerous: false,
     available: !!s.serpApiKey,
