@@ -332,7 +332,7 @@ describe('input validation over HTTP (400 with the spec error body), on both ent
     }
   });
 
-  it('task fields a catalogue agent would ignore (mode, iterations, model controls without verification) are refused, not recorded', async () => {
+  it('task fields a catalogue agent would ignore (mode, iterations, prompt and history keys, model controls without verification) are refused, not recorded', async () => {
     const agent = { agent: 'calc', agent_input: { expression: '1+1' } };
     const why = 'a catalogue agent runs its tool once, without a model, and would ignore it';
     const cases: [Record<string, unknown>, string][] = [
@@ -344,6 +344,10 @@ describe('input validation over HTTP (400 with the spec error body), on both ent
       [{ provider_override: 'openai' }, 'provider_override'],
       [{ context: { ...agent, model_tier: 'large' } }, 'context.model_tier'],
       [{ context: { ...agent, model_settings: { temperature: 0.2 } } }, 'context.model_settings'],
+      [{ context: { ...agent, system_prompt: 'Be brief.' } }, 'context.system_prompt'],
+      [{ context: { ...agent, prompt_params: { a: 1 } } }, 'context.prompt_params'],
+      [{ context: { ...agent, history_window_size: 10 } }, 'context.history_window_size'],
+      [{ context: { ...agent, conversation_history: [{ role: 'user', content: 'hi' }] } }, 'context.conversation_history'],
     ];
     const before = (await json(await get('/api/v1/tasks?limit=100'))).total_count;
     for (const [extra, field] of cases) {

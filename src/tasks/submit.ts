@@ -193,16 +193,30 @@ function agentOf(context: Record<string, unknown>, catalogs?: CatalogCheck): { i
   return { id, run: catalogs?.agent?.(id, (input ?? {}) as Record<string, unknown>) };
 }
 
+/** Context keys only a model-driven workflow reads: its prompt and the session history it is given. */
+const PROMPT_AND_HISTORY_KEYS = [
+  'system_prompt',
+  'prompt_params',
+  'conversation_history',
+  'history_window_size',
+  'use_case_preset',
+  'primers_count',
+  'recents_count',
+  'compression_trigger_ratio',
+  'compression_target_ratio',
+];
+
 /**
  * A catalogue agent runs its tool once, without a model: the fields only a model-driven
  * workflow reads would do nothing, so they are refused rather than ignored. The model controls
- * do steer the verifier, so they are accepted with enable_verification.
+ * do steer the verifier, so they are accepted with enable_verification (whose prompt is its own).
  */
 function refuseUnreadWithAgent(r: SubmitRequest, context: Record<string, unknown>): void {
   const fields: [string, unknown][] = [
     ['mode', r.mode],
     ['max_iterations', r.maxIterations],
     ['max_concurrent_agents', r.maxConcurrentAgents],
+    ...PROMPT_AND_HISTORY_KEYS.map((k): [string, unknown] => [`context.${k}`, context[k]]),
   ];
   if (!r.enableVerification) {
     fields.push(
