@@ -20,7 +20,6 @@
  * recipient (`batch`) at the end of the tick. Every send is pipelined and stored before the
  * record of its step is written.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AgentContext, ModelCall } from '../agents/index.js';
 import type { EventType, JournalLog, PipelinedPublisher } from '../bus/index.js';
 import { LEAD, type Mail, type Mailboxes, type MailEvent, type SingleMail } from './mailbox.js';
@@ -65,8 +64,11 @@ export class SwarmAgentContext implements AgentContext {
   /** Called right after AGENT_STARTED is sent (the first iteration's PROGRESS follows it). */
   afterStarted?: () => void;
   private readonly journal = new Map<string, Entry>();
-  /** The running step of each async chain (tool steps may run side by side). */
-  private readonly frames = new AsyncLocalStorage<Frame>();
+  /**
+   * The running steps, latest last. No AsyncLocalStorage on purpose: on Node 20 it turns on
+   * promise hooks for the whole process, which made every promise (the whole service) slower.
+   */
+  private readonly frames: Frame[] = [];
   private sentTotal = 0;
   private readonly turns = new Map<string, ModelCall>();
   /** Deferred steps run since the last journal write: their records and their sends not yet acknowledged. */
@@ -133,9 +135,11 @@ export class SwarmAgentContext implements AgentContext {
     }
     const frame: Frame = { name, n: 0, sent: 0, pending: [], held: [], batches: 0 };
     let result: T;
+    this.frames.push(frame);
     try {
-      result = await this.frames.run(frame, fn);
+      result = await fn();
     } finally {
+      this.frames.splice(this.frames.indexOf(frame), 1);
       this.flush(frame);
     }
     const entry: Entry = { result, ...(frame.sent ? { mail: frame.sent } : {}) };
@@ -178,7 +182,7 @@ export class SwarmAgentContext implements AgentContext {
    * tick: an event reaches the lead when it happens.
    */
   hold(to: string, mail: SingleMail): void {
-    const frame = this.frames.getStore();
+    const frame = this.frames.at(-1);
     if (!frame) throw new Error(`swarm agent ${this.d.name}: a message may only be sent inside a step`);
     if (!frame.held.length) queueMicrotask(() => this.flush(frame));
     frame.held.push({ to, mail });
@@ -203,7 +207,7 @@ export class SwarmAgentContext implements AgentContext {
    * `counted`: a send_message of the agent's (max_messages_per_agent).
    */
   send(to: string, mail: SingleMail, counted = false): Promise<void> {
-    const frame = this.frames.getStore();
+    const frame = this.frames.at(-1);
     if (!frame) throw new Error(`swarm agent ${this.d.name}: a message may only be sent inside a step`);
     const id = `${this.d.workflowId}:${this.d.name}:${frame.name}:${frame.n++}`;
     if (counted) frame.sent++;
@@ -215,7 +219,7 @@ export class SwarmAgentContext implements AgentContext {
 
   /** Sends counted in the running step so far (for the limit check inside the step). */
   get sentInStep(): number {
-    return this.frames.getStore()?.sent ?? 0;
+    return this.frames.at(-1)?.sent ?? 0;
   }
 
   private track(step: string, result: unknown): void {
