@@ -101,9 +101,15 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     );
     let sub: Subscription | undefined;
     let reader: Awaited<ReturnType<Mailboxes['reader']>> | undefined;
+    let ended = false;
     try {
       // A first delivery starts the agent: no activation ran before it (the start message is one per agent), so its journal is empty.
-      const [, ctl] = await Promise.all([m.info.deliveryCount > 1 ? ctx.rehydrate() : 0, readControl(o.bus.kv.control, s.workflow_id)]);
+      // Its mailbox is then read from the start: the reader opens alongside the control read.
+      const first = m.info.deliveryCount <= 1;
+      const opening = first ? o.mail.reader(s.workflow_id, s.name, 0) : undefined;
+      // Opened after this activation ended (the control read failed first): closed at once.
+      opening?.then((r) => (ended ? r.close() : (reader = r))).catch(() => undefined);
+      const [, ctl] = await Promise.all([first ? 0 : ctx.rehydrate(), readControl(o.bus.kv.control, s.workflow_id), opening]);
       if (ctx.isRecorded(`${agentPrefix(s.name)}-report`) || ctl.state.cancel_requested) {
         m.ack();
         return;
@@ -121,7 +127,7 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
         },
       });
       const cursor = recordedCursor(ctx.recordedResults());
-      reader = await o.mail.reader(s.workflow_id, s.name, cursor);
+      reader = (await opening) ?? (await o.mail.reader(s.workflow_id, s.name, cursor));
       await runSwarmAgent(ctx, o, s, reader, cursor);
       m.ack();
     } catch (err) {
@@ -140,6 +146,7 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     } finally {
       clearInterval(heartbeat);
       sub?.unsubscribe();
+      ended = true;
       reader?.close();
       running.delete(ctx.abort);
       local.delete(key);
