@@ -1,8 +1,8 @@
 /**
  * Every swarm limit of config/features.yaml hitting, with small values and a scripted model:
  * max_agents, max_iterations_per_agent, agent_timeout_seconds (every agent failing, then the
- * re-route without force_swarm, and its failure too), max_total_llm_calls, max_total_tokens,
- * max_wall_clock_minutes. (max_messages_per_agent and the workspace limits: swarm-messages.test.ts.)
+ * re-route without force_swarm, and its failure too), max_total_llm_calls (also before any agent
+ * finished: the re-route), max_total_tokens, max_wall_clock_minutes. (max_messages_per_agent and the workspace limits: swarm-messages.test.ts.)
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -136,13 +136,34 @@ describe('swarm limits', () => {
       expect(s.metadata.total_tokens).toBeGreaterThanOrEqual(6010);
     });
 
-    it('a limit reached before any agent finished fails the task naming it (no re-route)', async () => {
-      llm.setDefault(swarmModel({ plan: ['endless'], agent: (a, turn) => looping(a, turn, 50) }));
+    it('a limit reached before any agent finished: the whole swarm failed, so the task is routed again without force_swarm', async () => {
+      llm.setDefault(swarmModel({ plan: ['endless'], agent: (a, turn) => looping(a, turn, 50), other: () => text('rerouted answer') }));
+      const id = await submitSwarm(totals.base, 'Endless.');
+      const s = await finished(totals.base, id);
+      expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+      expect(s.result).toBe('rerouted answer');
+      expect(s.metadata).toMatchObject({ workflow_type: 'swarm', rerouted: true, stop_reason: 'max_total_llm_calls', total_agents: 1 });
+      const evs = await eventsOf(totals.base, id);
+      expect(evs.find((e) => e.type === 'LEAD_DECISION' && e.payload?.decision === 'reroute')?.payload?.reason).toMatch(
+        /^the swarm stopped before any agent finished: \d+ model calls reached max_total_llm_calls \(5\) \(agent-1: stopped by the lead: /,
+      );
+    });
+
+    it('a limit reached before any agent finished and the re-route failing too: FAILED naming both', async () => {
+      llm.setDefault(
+        swarmModel({
+          plan: ['endless'],
+          agent: (a, turn) => looping(a, turn, 50),
+          other: () => ({ type: 'error', status: 400, message: 'scripted refusal', errorType: 'invalid_request_error' }),
+        }),
+      );
       const id = await submitSwarm(totals.base, 'Endless.');
       const s = await finished(totals.base, id);
       expect(s.status).toBe('TASK_STATUS_FAILED');
-      expect(s.error).toMatch(/^swarm stopped before any agent finished: \d+ model calls reached max_total_llm_calls \(5\)/);
-      expect(s.metadata).toMatchObject({ workflow_type: 'swarm', stop_reason: 'max_total_llm_calls', error_code: 'ResourceExhausted' });
+      expect(s.error).toMatch(
+        /^swarm failed: the swarm stopped before any agent finished: \d+ model calls reached max_total_llm_calls \(5\) .*the task routed again without force_swarm failed too: /,
+      );
+      expect(s.metadata).toMatchObject({ workflow_type: 'swarm', stop_reason: 'max_total_llm_calls' });
       expect(typeof s.metadata.cost_usd).toBe('number');
     });
   });

@@ -2,8 +2,8 @@
  * POST /api/v1/swarm/{workflow_id}/message: a person's message to the lead of a running swarm
  * (a task submitted with context.force_swarm). It is stored in the lead's mailbox; the lead
  * reads it at its next decision and acts on it (a model call that may add tasks: a
- * LEAD_DECISION names the message). Owner only: another user's swarm, one that has ended and
- * an unknown id are all 404 `Swarm not found`. The rules live in the SwarmMessenger (swarm/).
+ * LEAD_DECISION names the message). Owner only: another user's swarm, one whose lead
+ * synthesises or that has ended, and an unknown id are all 404 `Swarm not found`. The rules live in the SwarmMessenger (swarm/).
  */
 import { Type } from '@sinclair/typebox';
 import type { TemplatedApp } from 'uWebSockets.js';
@@ -55,7 +55,7 @@ export const swarmPaths = {
         200: { description: 'Delivered', content: { 'application/json': { schema: { $ref: '#/components/schemas/SwarmMessageResponse' } } } },
         400: err(`message is required (a non-empty string) / message must be at most ${MAX_PERSON_MESSAGE_CHARS} characters / invalid JSON`),
         401: err('Not authenticated'),
-        404: err('Swarm not found: no running swarm of that id that the caller owns'),
+        404: err('Swarm not found: no running swarm of that id that the caller owns (also once its lead synthesises or it ended)'),
       },
     },
   },

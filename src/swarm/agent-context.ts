@@ -69,6 +69,14 @@ export class SwarmAgentContext implements AgentContext {
    * promise hooks for the whole process, which made every promise (the whole service) slower.
    */
   private readonly frames: Frame[] = [];
+  /**
+   * The step of each tool call, by its arguments object: a tool step opens with TOOL_INVOKED
+   * (emitted synchronously as its code starts, so its frame is the newest then), and the tool
+   * is run with that same object, so `send_message` finds its own step even with other tool
+   * steps open beside it (TOOL_PARALLELISM > 1). No AsyncLocalStorage: on Node 20 it turns on
+   * promise hooks for the whole process.
+   */
+  private readonly callFrames = new WeakMap<object, Frame>();
   private sentTotal = 0;
   private readonly turns = new Map<string, ModelCall>();
   /** Deferred steps run since the last journal write: their records and their sends not yet acknowledged. */
@@ -170,6 +178,8 @@ export class SwarmAgentContext implements AgentContext {
 
   /** Forwards the spec's agent events to the lead (inside a step); others (partials, tool events) stay local. */
   emit(type: EventType, _agentId: string, message: string, payload?: Record<string, unknown>): void {
+    const call = payload?.arguments;
+    if (type === 'TOOL_INVOKED' && call && typeof call === 'object' && this.frames.length) this.callFrames.set(call, this.frames.at(-1)!);
     if (!FORWARDED.has(type)) return;
     const event: MailEvent = { type: type as MailEvent['type'], message, ...(payload ? { payload } : {}) };
     this.hold(LEAD, { kind: 'event', from: this.d.name, event });
@@ -204,10 +214,11 @@ export class SwarmAgentContext implements AgentContext {
 
   /**
    * Sends `mail` to `to` as part of the running step (stored before the step is journaled).
-   * `counted`: a send_message of the agent's (max_messages_per_agent).
+   * `counted`: a send_message of the agent's (max_messages_per_agent). `call`: the arguments
+   * object of the tool call sending it (its step; else the newest step open).
    */
-  send(to: string, mail: SingleMail, counted = false): Promise<void> {
-    const frame = this.frames.at(-1);
+  send(to: string, mail: SingleMail, counted = false, call?: object): Promise<void> {
+    const frame = this.frameOf(call);
     if (!frame) throw new Error(`swarm agent ${this.d.name}: a message may only be sent inside a step`);
     const id = `${this.d.workflowId}:${this.d.name}:${frame.name}:${frame.n++}`;
     if (counted) frame.sent++;
@@ -217,9 +228,15 @@ export class SwarmAgentContext implements AgentContext {
     return p;
   }
 
-  /** Sends counted in the running step so far (for the limit check inside the step). */
-  get sentInStep(): number {
-    return this.frames.at(-1)?.sent ?? 0;
+  /** Sends counted in the running step (of tool call `call`) so far, for the limit check inside the step. */
+  sentInStep(call?: object): number {
+    return this.frameOf(call)?.sent ?? 0;
+  }
+
+  /** The step of tool call `call` while it is open, else the newest step open. */
+  private frameOf(call?: object): Frame | undefined {
+    const f = call ? this.callFrames.get(call) : undefined;
+    return f && this.frames.includes(f) ? f : this.frames.at(-1);
   }
 
   private track(step: string, result: unknown): void {

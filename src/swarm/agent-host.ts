@@ -9,9 +9,12 @@
  * journal (recorded steps are not run again, its mailbox is read from the position it
  * recorded). One live actor per agent: a lease in LEASES (`<workflow_id>.<name>`), renewed
  * with every in-progress ack; a delivery for an agent leased elsewhere is retried later.
- * Control: the workflow's CONTROL state is read at activation and its nudges
- * (`svc.actor.workflow.<id>`) are followed: pause holds the agent before its next step,
- * cancel stops it at once (no report; the lead ends the task CANCELLED).
+ * Control: the agent subscribes to the workflow's nudges (`svc.actor.workflow.<id>`), then
+ * reads its CONTROL state and follows both: pause holds the agent before its next step,
+ * cancel stops it at once (no report; the lead ends the task CANCELLED). The swarm's end (the
+ * task list in KV marked ended, whatever ended the task) is read at activation (a start still
+ * queued is acked without running), before every turn and with every in-progress ack (a
+ * running agent stops at once, no report).
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Subscription } from '@nats-io/transport-node';
@@ -20,7 +23,7 @@ import { CONSUMERS, STREAMS, kvKeys, startDurableWorker, subjects, type Bus, typ
 import type { Logger } from '../kernel/index.js';
 import { readControl, type ControlState } from '../tasks/index.js';
 import { SwarmAgentContext } from './agent-context.js';
-import { agentPrefix, recordedCursor, runSwarmAgent, type AgentRunDeps, type AgentStart } from './agent-run.js';
+import { SwarmEnded, agentPrefix, recordedCursor, runSwarmAgent, type AgentRunDeps, type AgentStart } from './agent-run.js';
 import type { Mailboxes } from './mailbox.js';
 
 export interface AgentHostOptions extends AgentRunDeps {
@@ -86,9 +89,19 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     running.add(ctx.abort);
     local.add(key);
     let renewing = false;
+    let checking = false;
     const heartbeat = setInterval(
       () => {
         m.working();
+        // The swarm ended (its task over) while the agent works: stop it now, model call in flight included.
+        if (!checking && o.bus.connected) {
+          checking = true;
+          o.board
+            .ended(s.workflow_id)
+            .then((over) => over && ctx.abort.abort(new SwarmEnded()))
+            .catch(() => undefined)
+            .finally(() => (checking = false));
+        }
         if (renewing || rev === undefined || !o.bus.connected) return;
         renewing = true;
         leases
@@ -103,18 +116,8 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
     let reader: Awaited<ReturnType<Mailboxes['reader']>> | undefined;
     let ended = false;
     try {
-      // A first delivery starts the agent: no activation ran before it (the start message is one per agent), so its journal is empty.
-      // Its mailbox is then read from the start: the reader opens alongside the control read.
-      const first = m.info.deliveryCount <= 1;
-      const opening = first ? o.mail.reader(s.workflow_id, s.name, 0) : undefined;
-      // Opened after this activation ended (the control read failed first): closed at once.
-      opening?.then((r) => (ended ? r.close() : (reader = r))).catch(() => undefined);
-      const [, ctl] = await Promise.all([first ? 0 : ctx.rehydrate(), readControl(o.bus.kv.control, s.workflow_id), opening]);
-      if (ctx.isRecorded(`${agentPrefix(s.name)}-report`) || ctl.state.cancel_requested) {
-        m.ack();
-        return;
-      }
-      const gate = control(ctx, ctl.state);
+      // Subscribed to the nudges before the control state is read: a command between the two is not missed.
+      const gate = control(ctx);
       sub = o.bus.nc.subscribe(subjects.workflowActor(s.workflow_id), {
         callback: (err, msg) => {
           if (err) return;
@@ -126,6 +129,24 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
           }
         },
       });
+      // A first delivery starts the agent: no activation ran before it (the start message is one per agent), so its journal is empty.
+      // Its mailbox is then read from the start: the reader opens alongside the control read.
+      const first = m.info.deliveryCount <= 1;
+      const opening = first ? o.mail.reader(s.workflow_id, s.name, 0) : undefined;
+      // Opened after this activation ended (the control read failed first): closed at once.
+      opening?.then((r) => (ended ? r.close() : (reader = r))).catch(() => undefined);
+      const [, ctl, over] = await Promise.all([
+        first ? 0 : ctx.rehydrate(),
+        readControl(o.bus.kv.control, s.workflow_id),
+        o.board.ended(s.workflow_id),
+        opening,
+      ]);
+      // Reported already, cancelled, or the swarm is over (a start still queued when its task ended): acked without running.
+      if (ctx.isRecorded(`${agentPrefix(s.name)}-report`) || ctl.state.cancel_requested || over) {
+        m.ack();
+        return;
+      }
+      gate.apply(ctl.state);
       const cursor = recordedCursor(ctx.recordedResults());
       reader = (await opening) ?? (await o.mail.reader(s.workflow_id, s.name, cursor));
       await runSwarmAgent(ctx, o, s, reader, cursor);
@@ -163,7 +184,7 @@ export async function startAgentHost(o: AgentHostOptions): Promise<DurableWorker
 }
 
 /** Pause holds the agent before its next step; cancel stops it. */
-function control(ctx: SwarmAgentContext, initial: ControlState) {
+function control(ctx: SwarmAgentContext) {
   let paused = false;
   let wake: (() => void) | undefined;
   ctx.signal.addEventListener('abort', () => wake?.(), { once: true });
@@ -176,6 +197,5 @@ function control(ctx: SwarmAgentContext, initial: ControlState) {
     paused = c.paused;
     if (!paused) wake?.();
   };
-  apply(initial);
   return { apply };
 }

@@ -7,9 +7,9 @@
  * message the swarm with `send_message`. At the end it reports its result (or its failure) to
  * the lead's mailbox in one journaled step; the lead posts it to the shared workspace.
  */
-import { AgentTimedOut, runAgentLoop, type AgentDeps, type AgentOutput } from '../agents/index.js';
+import { AgentTimedOut, runAgentLoop, type AgentDeps, type AgentOutput, type ModelCall } from '../agents/index.js';
 import { AppError, Code, type Tier } from '../kernel/index.js';
-import type { ChatMessage, LlmProvider, LlmRequest } from '../llm/index.js';
+import type { ChatMessage, LlmProvider, LlmRequest, ModelCallRecord, UsageStore } from '../llm/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { SwarmAgentContext } from './agent-context.js';
 import type { SwarmBoard, WorkspaceEntry } from './board.js';
@@ -50,13 +50,38 @@ export class SwarmStopped extends AppError {
   }
 }
 
+/** The swarm is over (its task ended: completed, failed, timed out, cancelled): the agent stops without reporting. */
+export class SwarmEnded extends Error {
+  override name = 'SwarmEnded';
+  constructor() {
+    super('the swarm has ended');
+  }
+}
+
 export interface AgentRunDeps {
   llm: LlmProvider;
   tools?: ToolRegistry;
   parallelism: number;
   partialChunkChars: number;
   board: SwarmBoard;
+  /** Where each model call is recorded as it happens (llm_calls, under the swarm's task): a swarm that is cancelled or times out keeps its agents' usage. */
+  usage?: Pick<UsageStore, 'recordModelCall'>;
 }
+
+/** An agent's model call as a usage record of the swarm's task (the same row id, task and step, the lead writes at the end). */
+const callRecord = (taskId: string, tier: Tier, c: ModelCall): ModelCallRecord => ({
+  taskId,
+  step: c.step,
+  agentId: c.agentId,
+  model: c.model,
+  provider: c.provider,
+  tier: c.tier ?? tier,
+  inputTokens: c.usage.inputTokens,
+  outputTokens: c.usage.outputTokens,
+  totalTokens: c.usage.totalTokens,
+  costUsd: c.usage.costUsd,
+  cacheHit: !!c.cacheHit,
+});
 
 /** The journal step prefix of an agent's steps (unique within its task, for usage records too). */
 export const agentPrefix = (name: string) => `swarm-${name}`;
@@ -95,6 +120,7 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
     sampling: s.settings.sampling,
     partialChunkChars: d.partialChunkChars,
     timeoutMs: s.limits.timeoutMs,
+    onModelCall: d.usage ? async (c) => d.usage!.recordModelCall(callRecord(wf, s.spec.tier, c)) : undefined,
   };
   let last = cursor;
   const progress = (i: number) => {
@@ -103,6 +129,7 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
       iteration: i,
       llm_calls: calls.length,
       total_tokens: calls.reduce((n, c) => n + c.usage.totalTokens, 0),
+      cost_usd: calls.reduce((n, c) => n + c.usage.costUsd, 0),
     });
   };
   // Every iteration's PROGRESS: the first right after AGENT_STARTED, the others when its mailbox is read.
@@ -136,6 +163,9 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
       taskId: wf,
       stepPrefix: prefix,
       beforeTurn: async (i) => {
+        // The swarm ended (its task over): no model call more.
+        if (await board.ended(wf)) ctx.abort.abort(new SwarmEnded());
+        ctx.checkpoint();
         // Deferred: recorded with the model turn that follows (one journal write); its PROGRESS goes to the lead now.
         const got = await ctx.step(
           `${prefix}-inbox-${i}`,

@@ -27,7 +27,11 @@ export interface SwarmState {
   workflow_id: string;
   /** Who submitted the task: only they may message the swarm. */
   owner: { user_id: string; tenant_id: string };
-  status: 'running' | 'ended';
+  /**
+   * running: people may message the lead; synthesizing: the lead left its loop (no message is
+   * taken any more); ended: the swarm is over (agents still queued or running stop at once).
+   */
+  status: 'running' | 'synthesizing' | 'ended';
   tasks: SwarmTask[];
   updated_at: string;
 }
@@ -136,6 +140,12 @@ export class SwarmBoard {
     const e = await this.workspace.get(kvKeys.swarm(workflowId));
     const all = e && e.operation === 'PUT' && e.value.length ? (JSON.parse(dec.decode(e.value)) as WorkspaceEntry[]) : [];
     return all.slice(-n);
+  }
+
+  /** Whether the swarm is over (ended, or its task list gone): its agents must not run. */
+  async ended(workflowId: string): Promise<boolean> {
+    const st = await this.state(workflowId);
+    return !st || st.status === 'ended';
   }
 
   /** Removes the swarm's workspace (its task list stays, marked ended, until it expires). */

@@ -7,7 +7,7 @@
  *   actor's mailbox (stream MAILBOXES, subject `svc.actor.agent.<workflow_id>.<name>`,
  *   `LEAD` = "lead" for the lead) de-duplicated by `msgId`; `reader(workflowId, name,
  *   afterSeq)` reads one mailbox from after a recorded stream position (`Received.seq`);
- *   `purge(workflowId)` empties a swarm's mailboxes.
+ *   `purge(workflowId)` empties a swarm's mailboxes and its agents' starts still queued.
  * - `SwarmBoard` (board.ts): the task list (KV SWARM_TASKLISTS, compare-and-set `update`) and
  *   the workspace of results (KV SWARM_WORKSPACE, `post` by the lead, `entries`).
  * - `startAgentHost` (agent-host.ts): run by every worker process; takes `AgentStart`

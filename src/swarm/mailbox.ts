@@ -11,7 +11,7 @@
  * Lifecycle: the lead purges the swarm's mailboxes when the swarm ends; a day's age bounds the rest.
  */
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { STREAMS, subjects, type PipelinedPublisher } from '../bus/index.js';
+import { STREAMS, subjects, token, type PipelinedPublisher } from '../bus/index.js';
 
 /** The lead's mailbox name (reserved: no agent is called so). */
 export const LEAD = 'lead';
@@ -89,9 +89,16 @@ export class Mailboxes {
     return r;
   }
 
-  /** Removes every message of the swarm's mailboxes (the swarm ended). */
+  /**
+   * Removes every message of the swarm's mailboxes and the start messages of its agents still
+   * queued on SWARM_AGENTS (`svc.swarm.start.<workflow_id>.*`): the swarm ended.
+   */
   async purge(workflowId: string): Promise<void> {
-    await this.jsm.streams.purge(STREAMS.mailboxes, { filter: subjects.agentActorsOf(workflowId) });
+    const starts = `${subjects.swarmStartAll.slice(0, -1)}${token(workflowId, 'workflow id')}.*`;
+    await Promise.all([
+      this.jsm.streams.purge(STREAMS.mailboxes, { filter: subjects.agentActorsOf(workflowId) }),
+      this.jsm.streams.purge(STREAMS.swarmAgents, { filter: starts }),
+    ]);
   }
 }
 

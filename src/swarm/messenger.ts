@@ -2,7 +2,8 @@
  * A person's message to a running swarm (POST /api/v1/swarm/{workflow_id}/message): stored in
  * the lead's mailbox, where the lead reads it in a journaled step and acts on it (a model call
  * that may add or change tasks). Owner only: a swarm another user (or tenant) started reads as
- * missing, as does one that has ended or never was.
+ * missing, as does one whose lead has left its loop (synthesizing), one that has ended and one
+ * that never was.
  */
 import { randomUUID } from 'node:crypto';
 import { badRequest, notFound } from '../kernel/index.js';

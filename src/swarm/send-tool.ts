@@ -50,7 +50,7 @@ export function sendMessageTool(o: SendToolOptions): Tool {
     async run(args) {
       const to = String(args.to).trim();
       const text = String(args.text);
-      const sent = o.ctx.messagesSent + o.ctx.sentInStep;
+      const sent = o.ctx.messagesSent + o.ctx.sentInStep(args);
       if (sent >= o.maxMessages) {
         throw new ToolError(`message not sent: this agent has sent ${sent} messages, the swarm's max_messages_per_agent (${o.maxMessages})`, 'limit');
       }
@@ -62,7 +62,7 @@ export function sendMessageTool(o: SendToolOptions): Tool {
           'bad_arguments',
         );
       }
-      await o.ctx.send(to, { kind: 'text', from: o.ctx.name, text }, true);
+      await o.ctx.send(to, { kind: 'text', from: o.ctx.name, text }, true, args);
       return { output: { delivered: true, to, sent: sent + 1, limit: o.maxMessages }, text: `message delivered to ${to} (${sent + 1} of ${o.maxMessages})` };
     },
   };

@@ -5,6 +5,7 @@
  */
 import type { AgentOutput, ModelCall } from '../agents/index.js';
 import type { PipelinedPublisher } from '../bus/index.js';
+import { Budget, BudgetExceeded, type BudgetLimits, type LlmUsage } from '../llm/index.js';
 import type { SwarmLimits } from '../config/index.js';
 import { AppError, type Code } from '../kernel/index.js';
 import type { AgentReport, Mailboxes, SwarmBoard, SwarmTask } from '../swarm/index.js';
@@ -34,6 +35,8 @@ export interface AgentRec {
   /** Model calls and tokens so far (its last PROGRESS, then its report). */
   calls: number;
   tokens: number;
+  /** Its model calls' cost so far (USD; its last PROGRESS, then its report). */
+  cost?: number;
   report?: AgentReport;
   note?: string;
 }
@@ -52,7 +55,8 @@ export interface LeadState {
   /** Messages agents sent the lead (for the synthesis). */
   notes: string[];
   /** A swarm limit was reached: agents were told to stop. */
-  stop?: { limit: string; reason: string; at: number };
+  /** `budget`: the limit is one of the task's budgets (MAX_TOKENS_PER_REQUEST...), not a swarm limit. */
+  stop?: { limit: string; reason: string; at: number; budget?: boolean };
 }
 
 /** The swarm's model calls and tokens so far (the lead's and every agent's). */
@@ -74,6 +78,32 @@ export function limitReached(s: LeadState, L: SwarmLimits, now: number): { limit
   if (t.tokens >= L.max_total_tokens) return { limit: 'max_total_tokens', reason: `${t.tokens} tokens reached max_total_tokens (${L.max_total_tokens})` };
   if (now >= s.startedAt + L.max_wall_clock_minutes * 60_000) {
     return { limit: 'max_wall_clock_minutes', reason: `the swarm ran for max_wall_clock_minutes (${L.max_wall_clock_minutes})` };
+  }
+  return undefined;
+}
+
+/**
+ * The task's budgets (MAX_TOKENS_PER_REQUEST, MAX_COST_PER_REQUEST, TOKEN_BUDGET_PER_TASK,
+ * TOKEN_BUDGET_PER_AGENT) over the swarm's model calls so far (`earlier`: the task's calls
+ * before the swarm, e.g. its history summary): the first one used up, named, if any.
+ */
+export function budgetReached(
+  s: LeadState,
+  limits: BudgetLimits | undefined,
+  earlier: LlmUsage[] = [],
+): { limit: string; reason: string; budget: true } | undefined {
+  if (!limits) return undefined;
+  const b = new Budget(limits);
+  for (const u of earlier) b.afterCall(undefined, 'history', u);
+  for (const c of s.lead) b.afterCall(undefined, c.agentId, c.usage);
+  for (const a of s.agents) b.afterCall(undefined, a.name, { inputTokens: 0, outputTokens: 0, totalTokens: a.tokens, costUsd: a.cost ?? 0 });
+  for (const id of [...s.agents.map((a) => a.name), SWARM_LEAD]) {
+    try {
+      b.beforeCall(undefined, id);
+    } catch (err) {
+      if (!(err instanceof BudgetExceeded)) throw err;
+      return { limit: /^budget exceeded: ([A-Z_]+)/.exec(err.message)?.[1] ?? 'budget', reason: err.message, budget: true };
+    }
   }
   return undefined;
 }

@@ -7,8 +7,9 @@
  * (emitted here, so the workflow's seq stays one gap-free sequence), their results (the agent
  * is retired), their messages, and people's messages (a model call that may add tasks, which
  * get agents of their own). It enforces the swarm limits, synthesises the answer and purges
- * the swarm's mailboxes. When every agent failed, the task is routed again without
- * force_swarm (the mode's workflow, in this actor).
+ * the swarm's mailboxes. When every agent failed (or a swarm limit stopped the swarm before
+ * any finished), the task is routed again without force_swarm (the mode's workflow, in this
+ * actor); not when one of the task's budgets stopped it (they bind the re-route too).
  *
  * Events: WORKFLOW_STARTED / WORKFLOW_COMPLETED from swarm-supervisor (the worker's); PROGRESS
  * (planning, synthesizing) from swarm-supervisor; LEAD_DECISION, TASKLIST_UPDATED,
@@ -22,7 +23,7 @@
 import { modelTurn, type AgentContext, type ModelCall } from '../agents/index.js';
 import { needsApproval } from '../approvals/index.js';
 import { AppError, Code } from '../kernel/index.js';
-import type { WorkflowContext } from '../runtime/index.js';
+import { BusDesync, HandBack, Passivate, type WorkflowContext } from '../runtime/index.js';
 import { LEAD, recruitAgent, workspaceSnippet, type AgentStart, type MailReader, type Received, type SwarmTask, type WorkspaceEntry } from '../swarm/index.js';
 import { parsePlan, personMessageInput, personMessageSystem, swarmPlanPrompt, synthesisPrompt, tasksForMessage } from './swarm-plan.js';
 import {
@@ -30,6 +31,7 @@ import {
   SWARM_LEAD,
   SWARM_SUPERVISOR,
   SwarmFailed,
+  budgetReached,
   limitReached,
   swarmOutputs,
   type AgentRec,
@@ -66,6 +68,20 @@ function quiet(ctx: WorkflowContext): AgentContext {
       return ctx.signal;
     },
   };
+}
+
+/**
+ * Whether the lead's failure ends the task for good: a cancel, the task's time limit, a failure
+ * the worker does not retry. Not a hand-back, a lost lease, a wait for a person (passivate), a
+ * NATS failure or a retryable error (the worker runs the workflow again from its journal).
+ */
+export function endsTask(err: unknown, signal: AbortSignal): boolean {
+  if (signal.aborted) {
+    const reason = (signal.reason as Error | undefined)?.name;
+    return reason === 'CancelRequested' || reason === 'TimeoutReached';
+  }
+  if (err instanceof HandBack || err instanceof BusDesync || err instanceof Passivate || (err as { passivates?: unknown })?.passivates) return false;
+  return err instanceof AppError && !err.retryable;
 }
 
 /** The swarm workflow; `reroute` runs the task as normal routing would without force_swarm. */
@@ -109,8 +125,19 @@ class Lead {
         });
         st = 'same' in next ? cur : next;
       }
+      // The lead has left its loop: a person's message is no longer taken (the route answers 404).
+      await ctx.step('swarm-close', async () => {
+        await this.sw.board.update(this.wf, (cur) => ({
+          ...cur!,
+          status: cur?.status === 'ended' ? 'ended' : 'synthesizing',
+          updated_at: new Date().toISOString(),
+        }));
+        return true;
+      });
       if (!st.agents.some((a) => a.status === 'done')) {
-        if (st.stop) {
+        // The whole swarm failed (every agent failed, or a swarm limit stopped it before any finished): the task
+        // is routed again without force_swarm. Not after one of the task's budgets: they bind the re-route too.
+        if (st.stop?.budget) {
           await ctx.step('swarm-end', () => this.end());
           throw this.failure(st, Code.ResourceExhausted, `swarm stopped before any agent finished: ${st.stop.reason}`);
         }
@@ -118,9 +145,10 @@ class Lead {
       }
       return await this.synthesize(st);
     } catch (err) {
-      // Cancelled: the swarm is over (its agents stop on the same cancel), so its mailboxes go now.
-      // Not on a hand-back or a crash: the next activation continues from them.
-      if ((ctx.signal.reason as Error | undefined)?.name === 'CancelRequested') await this.end().catch(() => undefined);
+      // The task ends here (cancel, timeout, a failure the worker does not retry): the swarm is over, so
+      // its agents stop (the board says ended) and its queues go now. Not on a hand-back, a lost lease,
+      // a wait or a retryable failure: the next activation continues from them.
+      if (endsTask(err, ctx.signal)) await this.end().catch(() => undefined);
       throw err;
     } finally {
       this.reader?.close();
@@ -189,6 +217,7 @@ class Lead {
         if (a && m.event.type === 'PROGRESS' && typeof pl.llm_calls === 'number' && typeof pl.total_tokens === 'number') {
           a.calls = Math.max(a.calls, pl.llm_calls);
           a.tokens = Math.max(a.tokens, pl.total_tokens);
+          if (typeof pl.cost_usd === 'number') a.cost = Math.max(a.cost ?? 0, pl.cost_usd);
         }
       } else if (m.kind === 'result') {
         const a = agent(m.from);
@@ -243,7 +272,8 @@ class Lead {
     }
     const now = Date.now();
     if (!s.stop) {
-      const hit = limitReached(s, L, now);
+      // The swarm limits, then the task's budgets over every agent's calls (agents report them with each turn).
+      const hit = limitReached(s, L, now) ?? budgetReached(s, p.deps.budgets, p.history.summaryCall ? [p.history.summaryCall.usage] : []);
       if (hit) {
         s.stop = { ...hit, at: now };
         const running = s.agents.filter((a) => a.status === 'running');
@@ -293,6 +323,7 @@ class Lead {
       a.report = report;
       a.calls = report.calls.length;
       a.tokens = report.calls.reduce((n, c) => n + c.usage.totalTokens, 0);
+      a.cost = report.calls.reduce((n, c) => n + c.usage.costUsd, 0);
     }
     if (error) a.note = error;
     const task = s.tasks.find((t) => t.id === a.task);
@@ -397,7 +428,10 @@ class Lead {
     };
   }
 
-  /** The swarm ended: its task list marked so (no more messages), its mailboxes and workspace removed. */
+  /**
+   * The swarm ended: its task list marked so (no more messages; agents running or still queued see
+   * it before their next turn and stop), its mailboxes, queued agent starts and workspace removed.
+   */
   private async end(): Promise<void> {
     const { sw } = this;
     await sw.board.update(this.wf, (cur) => ({ ...cur!, status: 'ended', updated_at: new Date().toISOString() }));
@@ -452,14 +486,17 @@ class Lead {
     };
   }
 
-  /** Every agent failed: LEAD_DECISION (reroute), the swarm ended, the task run by normal routing here. */
+  /** Every agent failed (or a swarm limit stopped them all): LEAD_DECISION (reroute), the swarm ended, the task run by normal routing here. */
   private async reroute(st: LeadState, reroute: Workflow): Promise<WorkflowResult> {
     const { ctx, p } = this;
     const failures = st.agents.map((a) => `${a.name}: ${a.note ?? 'failed'}`);
+    const why = st.stop
+      ? `the swarm stopped before any agent finished: ${st.stop.reason} (${failures.join('; ')})`
+      : `every agent failed (${failures.join('; ')})`;
     await ctx.step('swarm-reroute', async () => {
-      ctx.emit('LEAD_DECISION', SWARM_LEAD, 'Every agent failed: routing the task again without force_swarm', {
+      ctx.emit('LEAD_DECISION', SWARM_LEAD, `${st.stop ? 'No agent finished' : 'Every agent failed'}: routing the task again without force_swarm`, {
         decision: 'reroute',
-        reason: `every agent failed (${failures.join('; ')})`,
+        reason: why,
       });
       await this.end();
       return true;
@@ -478,16 +515,13 @@ class Lead {
           total_agents: st.agents.length,
           total_tokens: all.reduce((n, o) => n + o.calls.reduce((m, c) => m + c.usage.totalTokens, 0), 0),
           swarm_failures: failures,
+          ...(st.stop ? { stop_reason: st.stop.limit } : {}),
         },
       };
     } catch (err) {
       // A cancel, a wait for a person, a retryable failure: not the re-route's verdict.
       if (ctx.signal.aborted || !(err instanceof AppError) || err.retryable) throw err;
-      throw this.failure(
-        st,
-        Code.Aborted,
-        `swarm failed: every agent failed (${failures.join('; ')}); the task routed again without force_swarm failed too: ${err.message}`,
-      );
+      throw this.failure(st, Code.Aborted, `swarm failed: ${why}; the task routed again without force_swarm failed too: ${err.message}`);
     }
   }
 

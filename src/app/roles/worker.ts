@@ -58,6 +58,7 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
     bus: ctx.bus,
     mail,
     board: swarmBoard,
+    usage: ctx.usage,
     llm: ctx.llm,
     tools: ctx.tools,
     parallelism: cfg.tools.parallelism,
