@@ -29,13 +29,35 @@ export interface GoogleSearch {
   page: Record<string, unknown>;
 }
 
+/** The JSON schema of one Google search's parameters (serp_ads, organic_search), without max_results. */
+export const GOOGLE_SEARCH_PROPERTIES = {
+  keywords: { type: 'string', description: 'Search keywords', minLength: 1, maxLength: 500 },
+  country: { type: 'string', description: 'Country code of the search (gl)', default: SERP_DEFAULTS.country, minLength: 2, maxLength: 2 },
+  location: { type: 'string', description: 'Location the search is made from (e.g. "Austin, Texas, United States")', maxLength: 200 },
+  language: { type: 'string', description: 'Interface language (hl)', default: SERP_DEFAULTS.language, minLength: 2, maxLength: 10 },
+  device: { type: 'string', enum: [...SERP_DEVICES], default: SERP_DEFAULTS.device, description: 'Device the search is made on' },
+  google_domain: { type: 'string', description: 'Google domain to search', default: SERP_DEFAULTS.google_domain, maxLength: 100 },
+} as const;
+
+export type GoogleQuery = { keywords: string; country: string; language: string; device: string; google_domain: string; location?: string };
+
+/** A tool's search arguments with their defaults, as one Google search's query. */
+export function googleQueryOf(
+  keywords: string,
+  args: { country?: string; location?: string; language?: string; device?: SerpDevice; google_domain?: string },
+): GoogleQuery {
+  return {
+    keywords,
+    country: (args.country ?? SERP_DEFAULTS.country).toLowerCase(),
+    language: args.language ?? SERP_DEFAULTS.language,
+    device: args.device ?? SERP_DEFAULTS.device,
+    google_domain: args.google_domain ?? SERP_DEFAULTS.google_domain,
+    location: args.location?.trim() || undefined,
+  };
+}
+
 /** One Google search with the serp-ads parameters (shared with competitor_discover). */
-export async function googleSearch(
-  s: AdsVendorSettings,
-  tool: string,
-  q: { keywords: string; country: string; language: string; device: string; google_domain: string; location?: string },
-  ctx: Pick<ToolContext, 'signal'>,
-): Promise<GoogleSearch> {
+export async function googleSearch(s: AdsVendorSettings, tool: string, q: GoogleQuery, ctx: Pick<ToolContext, 'signal'>): Promise<GoogleSearch> {
   const page = await serpApiSearch(
     s,
     tool,
@@ -55,12 +77,7 @@ export function serpAdsTool(s: AdsVendorSettings): Tool<SerpAdsArgs> {
     parameters: {
       type: 'object',
       properties: {
-        keywords: { type: 'string', description: 'Search keywords', minLength: 1, maxLength: 500 },
-        country: { type: 'string', description: 'Country code of the search (gl)', default: SERP_DEFAULTS.country, minLength: 2, maxLength: 2 },
-        location: { type: 'string', description: 'Location the search is made from (e.g. "Austin, Texas, United States")', maxLength: 200 },
-        language: { type: 'string', description: 'Interface language (hl)', default: SERP_DEFAULTS.language, minLength: 2, maxLength: 10 },
-        device: { type: 'string', enum: [...SERP_DEVICES], default: SERP_DEFAULTS.device, description: 'Device the search is made on' },
-        google_domain: { type: 'string', description: 'Google domain to search', default: SERP_DEFAULTS.google_domain, maxLength: 100 },
+        ...GOOGLE_SEARCH_PROPERTIES,
         max_results: { type: 'integer', description: 'Ads returned at most', default: SERP_DEFAULTS.max_results, minimum: 1, maximum: 100 },
       },
       required: ['keywords'],
@@ -76,21 +93,10 @@ export function serpAdsTool(s: AdsVendorSettings): Tool<SerpAdsArgs> {
     async run(args, ctx): Promise<ToolOutput> {
       const keywords = args.keywords.trim();
       if (!keywords) throw new ToolError('keywords must not be blank', 'bad_arguments');
-      const location = args.location?.trim() || undefined;
+      const q = googleQueryOf(keywords, args);
+      const location = q.location;
       const max = args.max_results ?? SERP_DEFAULTS.max_results;
-      const { ads } = await googleSearch(
-        s,
-        'serp_ads',
-        {
-          keywords,
-          country: (args.country ?? SERP_DEFAULTS.country).toLowerCase(),
-          language: args.language ?? SERP_DEFAULTS.language,
-          device: args.device ?? SERP_DEFAULTS.device,
-          google_domain: args.google_domain ?? SERP_DEFAULTS.google_domain,
-          location,
-        },
-        ctx,
-      );
+      const { ads } = await googleSearch(s, 'serp_ads', q, ctx);
       const shown = ads.slice(0, max);
       const cost = s.serpApiCostPerSearchUsd;
       return {

@@ -8,7 +8,7 @@
  * (`search_information.total_results`) is reported as it is, null when it gives none.
  */
 import { type AdsVendorSettings, organicOf } from './ads-client.js';
-import { googleSearch, SERP_DEFAULTS, SERP_DEVICES, type SerpDevice } from './ads-serp.js';
+import { GOOGLE_SEARCH_PROPERTIES, googleQueryOf, googleSearch, type SerpDevice } from './ads-serp.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
 import { vendorToolTimeoutMs } from './vendor-fetch.js';
 
@@ -35,12 +35,7 @@ export function organicSearchTool(s: AdsVendorSettings): Tool<OrganicSearchArgs>
     parameters: {
       type: 'object',
       properties: {
-        keywords: { type: 'string', description: 'Search keywords', minLength: 1, maxLength: 500 },
-        country: { type: 'string', description: 'Country code of the search (gl)', default: SERP_DEFAULTS.country, minLength: 2, maxLength: 2 },
-        location: { type: 'string', description: 'Location the search is made from (e.g. "Austin, Texas, United States")', maxLength: 200 },
-        language: { type: 'string', description: 'Interface language (hl)', default: SERP_DEFAULTS.language, minLength: 2, maxLength: 10 },
-        device: { type: 'string', enum: [...SERP_DEVICES], default: SERP_DEFAULTS.device, description: 'Device the search is made on' },
-        google_domain: { type: 'string', description: 'Google domain to search', default: SERP_DEFAULTS.google_domain, maxLength: 100 },
+        ...GOOGLE_SEARCH_PROPERTIES,
         max_results: { type: 'integer', description: 'Organic results returned at most (one page)', default: 10, minimum: 1, maximum: 10 },
       },
       required: ['keywords'],
@@ -55,20 +50,9 @@ export function organicSearchTool(s: AdsVendorSettings): Tool<OrganicSearchArgs>
     async run(args, ctx): Promise<ToolOutput> {
       const keywords = args.keywords.trim();
       if (!keywords) throw new ToolError(`${TOOL}: keywords must not be blank`, 'bad_arguments');
-      const location = args.location?.trim() || undefined;
-      const { ads, page } = await googleSearch(
-        s,
-        TOOL,
-        {
-          keywords,
-          country: (args.country ?? SERP_DEFAULTS.country).toLowerCase(),
-          language: args.language ?? SERP_DEFAULTS.language,
-          device: args.device ?? SERP_DEFAULTS.device,
-          google_domain: args.google_domain ?? SERP_DEFAULTS.google_domain,
-          location,
-        },
-        ctx,
-      );
+      const q = googleQueryOf(keywords, args);
+      const location = q.location;
+      const { ads, page } = await googleSearch(s, TOOL, q, ctx);
       const paid = new Set(ads.map((a) => a.domain).filter(Boolean));
       const results = organicOf(page)
         .slice(0, args.max_results ?? 10)
