@@ -71,13 +71,23 @@ describe('swarm (offline provider)', () => {
     ]);
   });
 
-  it('refuses force_swarm at the top level and combined with research', async () => {
+  it('refuses force_swarm at the top level and combined with a plan review or a skill; with research options the swarm runs', async () => {
     const top = await post(t.base, '/api/v1/tasks', { query: 'q', force_swarm: true });
     expect(top.status).toBe(400);
     expect(await json(top)).toEqual({ error: 'force_swarm belongs inside context: set context.force_swarm' });
-    const mixed = await post(t.base, '/api/v1/tasks', { query: 'q', context: { force_swarm: true, force_research: true } });
-    expect(mixed.status).toBe(400);
-    expect((await json(mixed)).error).toMatch(/^context.force_swarm cannot be combined with the research workflow/);
+    const reviewed = await post(t.base, '/api/v1/tasks', { query: 'q', context: { force_swarm: true, force_research: true, require_review: true } });
+    expect(reviewed.status).toBe(400);
+    expect((await json(reviewed)).error).toBe('context.force_swarm cannot be combined with a plan review, a template, a skill or a catalogue agent');
+    // What the reference SDK's own end-to-end check sends: the swarm runs (research is its fallback route).
+    const mixed = await post(t.base, '/api/v1/tasks', {
+      query: 'Research recent battery technology. Summarize the tradeoffs.',
+      context: { force_swarm: true, force_research: true, research_strategy: 'standard' },
+    });
+    expect(mixed.status).toBe(200);
+    const { task_id } = (await json(mixed)) as { task_id: string };
+    const done = await finished(t.base, task_id);
+    expect(done.status).toBe('TASK_STATUS_COMPLETED');
+    expect((done.metadata as Record<string, unknown>).workflow_type).toBe('swarm');
   });
 
   it('the message route: 404 for no running swarm, 400 for a bad message, 404 once the swarm has ended', async () => {

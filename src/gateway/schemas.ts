@@ -54,7 +54,8 @@ export const TaskSubmitRequest = Type.Object(
           'history_window_size, use_case_preset, primers_count, recents_count, compression_trigger_ratio, compression_target_ratio. ' +
           `${CONTEXT_VALUES}. ` +
           'force_swarm (runs the task as a swarm of agents: POST /api/v1/swarm/{workflow_id}/message reaches its lead; a 400 ' +
-          '"swarm is disabled on this server ..." when the swarm is off, and at the top level of the body), ' +
+          '"swarm is disabled on this server ..." when the swarm is off, at the top level of the body, and with a plan review, ' +
+          'a template, a skill or an agent; with research options the swarm runs and a failed swarm falls back to research), ' +
           (NOT_AVAILABLE_CONTEXT_KEYS.length ? `${NOT_YET} ${NOT_AVAILABLE_CONTEXT_KEYS.join(', ')}. ` : '') +
           'Other keys are stored with the task.',
       ),

@@ -192,7 +192,8 @@ describe('checkSubmission', () => {
   it('keeps the refusals, after coercion', () => {
     expect(refusal(() => check({ force_research: 'yes' }))).toBe('context.force_research must be a boolean');
     expect(check({ force_swarm: 'true' }).context.force_swarm).toBe(true);
-    expect(refusal(() => check({ force_swarm: 'true', force_research: 'true' }))).toMatch(/context.force_swarm cannot be combined/);
+    expect(check({ force_swarm: 'true', force_research: 'true' }).context.force_swarm).toBe(true);
+    expect(refusal(() => check({ force_swarm: 'true', require_review: 'true' }))).toMatch(/context.force_swarm cannot be combined/);
     expect(check({ force_swarm: 'false' }).context.force_swarm).toBe(false);
     expect(refusal(() => check({ force_research: '1', iterative_max_iterations: '9' }))).toBe(
       'context.iterative_max_iterations must be an integer from 1 to 5',

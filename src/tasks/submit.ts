@@ -298,8 +298,11 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
   const requireApproval = r.requireApproval === true || contextBoolean(context, 'require_approval') === true;
   if (research && (tplName || skillName)) throw badRequest('the research workflow cannot be combined with a template or a skill');
   if (context.force_swarm === true) {
-    if (research || tplName || skillName || agent) {
-      throw badRequest('context.force_swarm cannot be combined with the research workflow, a template, a skill or a catalogue agent');
+    // Research options (force_research, research_strategy) may come with it: the swarm runs, and
+    // the research workflow is the normal routing a failed swarm falls back to (workflows/registry.ts).
+    // A plan review has no plan to show in a swarm; a template, a skill or an agent is its own run.
+    if (review || tplName || skillName || agent) {
+      throw badRequest('context.force_swarm cannot be combined with a plan review, a template, a skill or a catalogue agent');
     }
     catalogs?.swarm?.();
   }
