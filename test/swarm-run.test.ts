@@ -159,6 +159,20 @@ describe('swarm with authentication and a slow model', () => {
     expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
   }, 60_000);
 
+  it('a message sent before the lead has planned (what the reference SDK does on RUNNING) waits in its mailbox and is acted on', async () => {
+    const owner = await registerUser(a.base, 'swarm-early');
+    const other = await registerUser(a.base, 'swarm-early-other');
+    const id = await submitSwarm(a.base, 'Describe the Rhine.', owner.h);
+    expect(await postMessage(a.base, id, { message: 'hi' }, other.h)).toEqual({ status: 404, body: { error: 'Swarm not found' } });
+    expect(await postMessage(a.base, id, { message: 'Also describe the Oder.' }, owner.h)).toEqual({
+      status: 200,
+      body: { success: true, status: 'delivered' },
+    });
+    const s = await finished(a.base, id, owner.h, 60_000);
+    expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
+    expect(s.metadata.tasks.map((x: { description: string }) => x.description)).toContain('Also describe the Oder.');
+  }, 60_000);
+
   it('cancel reaches every agent: the task ends CANCELLED and no agent stays in progress', { timeout: 60_000 }, async () => {
     const u = await registerUser(a.base, 'swarm-cancel');
     const id = await submitSwarm(a.base, 'Describe the Rhine. Describe the Danube. Describe the Elbe.', u.h);

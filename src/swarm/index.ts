@@ -30,5 +30,6 @@ export type { AgentStart } from './agent-run.js';
 export { startAgentHost } from './agent-host.js';
 export type { AgentHostOptions } from './agent-host.js';
 export { MAX_PERSON_MESSAGE_CHARS, SWARM_DISABLED, SWARM_NOT_FOUND, SwarmMessenger } from './messenger.js';
+export type { UnplannedSwarm } from './messenger.js';
 export { MAX_AGENT_MESSAGE_CHARS, SEND_MESSAGE_TOOL } from './send-tool.js';
 export { agentStartSubject, recruitAgent } from './recruit.js';

@@ -8,6 +8,7 @@ import { AuthService } from '../../auth/index.js';
 import { ChannelService } from '../../channels/index.js';
 import { ScheduleStore } from '../../scheduler/index.js';
 import { Sessions, resolveSession, sessionRegistry } from '../../sessions/index.js';
+import { TERMINAL_STATUSES } from '../../kernel/index.js';
 import { Mailboxes, SwarmBoard, SwarmMessenger } from '../../swarm/index.js';
 import type { DaemonHub } from '../../daemon/index.js';
 import { Gateway } from '../../gateway/index.js';
@@ -64,7 +65,12 @@ function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore,
         sessionLookup: { resolve: (id, p, o) => resolveSession(sql, id, p, o), ensure: (refs) => sessionRegistry(sql).ensureSessions(refs) },
         schedules: new ScheduleStore(sql),
         channels: new ChannelService(sql, ctx.bus, cfg.channels, log),
-        swarm: new SwarmMessenger(swarmBoard, new Mailboxes(ctx.bus.js, ctx.bus.jsm, ctx.bus.events)),
+        swarm: new SwarmMessenger(swarmBoard, new Mailboxes(ctx.bus.js, ctx.bus.jsm, ctx.bus.events), async (id) => {
+          // A swarm task whose lead has not written its task list yet (queued or planning).
+          const t = await store.getTask(id);
+          if (!t || t.context.force_swarm !== true || (TERMINAL_STATUSES as readonly string[]).includes(t.status)) return undefined;
+          return { user_id: t.user_id ?? '', tenant_id: t.tenant_id ?? '' };
+        }),
         review: new ReviewService({
           reviews,
           waits: new WaitStore(sql, store, ctx.bus),
