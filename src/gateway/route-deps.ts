@@ -8,6 +8,7 @@ import type { ScheduleStore } from '../scheduler/index.js';
 import type { SessionRow, Sessions } from '../sessions/index.js';
 import type { SwarmMessenger } from '../swarm/index.js';
 import type { SessionRef, TaskStore } from '../tasks/index.js';
+import type { ToolRegistry } from '../tools/index.js';
 import type { ReviewService } from '../workflows/index.js';
 import type { CorsPolicy, Reply, Req } from './http.js';
 
@@ -81,4 +82,9 @@ export interface RouteDeps {
   /** Root folder of the per-session workspaces (one folder per session id). */
   workspaceRoot: string;
   scheduleLimits: { maxPerUser: number; minIntervalMinutes: number; maxBudgetUsd: number };
+  /**
+   * The tools one caller may see and run: the built-in ones, the operator's MCP servers' and
+   * the caller's own tool sources' (MCP servers, OpenAPI documents). Absent: no tool registry here.
+   */
+  toolsFor?: (p: Principal) => Promise<ToolRegistry>;
 }

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import uWS, { type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Bus } from '../bus/index.js';
-import { AppError, Code, SYSTEM_CALLER, callAs, type Logger } from '../kernel/index.js';
+import { AppError, Code, SYSTEM_CALLER, callAs, type Logger, type Principal } from '../kernel/index.js';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { SkillCatalog } from '../skills/index.js';
@@ -79,6 +79,8 @@ export interface GatewayDeps {
   authService?: AuthService;
   /** The tool registry behind /api/v1/tools. */
   tools?: ToolRegistry;
+  /** The tools one caller may see and run (RouteDeps.toolsFor); absent: `tools` for everyone. */
+  toolsFor?: (p: Principal) => Promise<ToolRegistry>;
   /** The skills behind /api/v1/skills. */
   skills?: SkillCatalog;
   /** The agent catalogue behind /api/v1/agents. */
@@ -145,6 +147,7 @@ export class Gateway {
         log: this.deps.log,
         workspaceRoot: this.cfg.workspaceRoot,
         scheduleLimits: this.cfg.schedules,
+        toolsFor: this.deps.toolsFor ?? (this.deps.tools ? async () => this.deps.tools! : undefined),
       };
       registerSessionRoutes(app, rd);
       registerTimelineRoute(app, rd);

@@ -268,11 +268,12 @@ export class ToolRegistry {
    * side).
    */
   private async checkRate(tool: Tool): Promise<void> {
-    const limit = tool.rateLimitSetting ? (this.opts.rateLimits?.[tool.rateLimitSetting] ?? 0) : 0;
+    const limit = tool.rateLimit ? tool.rateLimit.perMinute : tool.rateLimitSetting ? (this.opts.rateLimits?.[tool.rateLimitSetting] ?? 0) : 0;
     if (!limit || !this.opts.rateKv) return;
+    const key = tool.rateLimit?.key ?? tool.name;
     const now = Date.now();
     const window = Math.floor(now / 60_000);
-    const q = this.shared.quota.get(tool.name);
+    const q = this.shared.quota.get(key);
     if (q && q.window === window && q.left > 0) {
       q.left--;
       return;
@@ -280,7 +281,7 @@ export class ToolRegistry {
     const block = Math.max(1, Math.min(50, Math.floor(limit / 20)));
     let c;
     try {
-      c = await countInWindow(this.opts.rateKv, `tool.${tool.name}`, 60_000, now, block);
+      c = await countInWindow(this.opts.rateKv, `tool.${key}`, 60_000, now, block);
     } catch (err) {
       // A NATS hiccup must not stop every tool: allowed, and said.
       this.opts.log?.warn({ err, tool: tool.name }, 'tool rate limit bucket unavailable; call allowed');
@@ -290,14 +291,14 @@ export class ToolRegistry {
     const before = c.count - block;
     const granted = Math.max(0, Math.min(block, limit - before));
     if (granted === 0) {
-      this.shared.quota.set(tool.name, { window, left: 0 });
+      this.shared.quota.set(key, { window, left: 0 });
       const retryAfter = Math.max(1, Math.ceil((c.resetAtMs - now) / 1000));
-      throw new AppError(Code.ResourceExhausted, `rate limit exceeded for tool ${tool.name}: ${limit} calls per minute (${tool.rateLimitSetting})`, {
+      throw new AppError(Code.ResourceExhausted, `rate limit exceeded for tool ${tool.name}: ${limit} calls per minute (${tool.rateLimitSetting ?? tool.rateLimit?.key})`, {
         retryable: true,
         retryAfter,
       });
     }
-    this.shared.quota.set(tool.name, { window, left: granted - 1 });
+    this.shared.quota.set(key, { window, left: granted - 1 });
   }
 
   /** Ends what the tools hold (the python worker). */

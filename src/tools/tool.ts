@@ -49,6 +49,11 @@ export interface Tool<A extends Record<string, unknown> = Record<string, unknown
   /** The setting that holds its calls-per-minute limit, if rate limited (e.g. WEB_SEARCH_RATE_LIMIT). */
   rateLimitSetting?: string;
   /**
+   * A limit of its own instead (tools that come from elsewhere: an MCP server, an OpenAPI
+   * document): calls per minute, counted under `key` (shared by the tools of one source).
+   */
+  rateLimit?: { perMinute: number; key: string };
+  /**
    * Whether a call cut off by a crash may run again: true for reads without side effects.
    * When false, a cut-off call is recorded as interrupted and the model is told so.
    */
@@ -65,8 +70,12 @@ export interface Tool<A extends Record<string, unknown> = Record<string, unknown
 export class ToolError extends Error {
   constructor(
     message: string,
-    /** Backend unreachable or misconfigured (HTTP 502 on direct execution) rather than bad arguments (400). */
-    readonly kind: 'bad_arguments' | 'backend' | 'not_configured' | 'limit' = 'backend',
+    /**
+     * Backend unreachable or misconfigured (HTTP 502 on direct execution) rather than bad
+     * arguments; `failed`: the tool ran and reported a failure of its own (an MCP tool's
+     * `isError` result, an API's 4xx answer), a result like any other.
+     */
+    readonly kind: 'bad_arguments' | 'backend' | 'not_configured' | 'limit' | 'failed' = 'backend',
   ) {
     super(message);
     this.name = 'ToolError';
