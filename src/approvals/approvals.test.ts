@@ -37,6 +37,10 @@ describe('tool policies', () => {
   const p = { tools: ['bash'], roles: { developer: ['file_write'] } };
   it('hold a tool for every role, or for one role', () => {
     expect(needsApproval(p, 'generalist', 'bash')).toBe(true);
+    expect(needsApproval({ tools: ['mcp.github.*'], roles: { developer: ['openapi.pets.delete_pet'] } }, 'developer', 'mcp.github.create_issue')).toBe(true);
+    expect(needsApproval({ tools: ['mcp.github.*'], roles: {} }, 'generalist', 'mcp.githubx.y')).toBe(false);
+    expect(needsApproval({ tools: [], roles: { developer: ['openapi.pets.delete_pet'] } }, 'developer', 'openapi.pets.delete_pet')).toBe(true);
+    expect(needsApproval({ tools: [], roles: { developer: ['openapi.pets.delete_pet'] } }, 'generalist', 'openapi.pets.delete_pet')).toBe(false);
     expect(needsApproval(p, 'developer', 'file_write')).toBe(true);
     expect(needsApproval(p, 'generalist', 'file_write')).toBe(false);
     expect(needsApproval(p, 'constructor', 'file_write')).toBe(false);

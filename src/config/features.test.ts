@@ -47,6 +47,15 @@ describe('config/features.yaml', () => {
     expect(loadConfig({ CONFIG_PATH: p }).features.approvals).toEqual({ tools: ['bash'], roles: { developer: ['file_write', 'python_executor'] } });
   });
 
+  it('names tools from elsewhere and prefixes of them; a pattern anywhere but the end is refused', () => {
+    expect(approvalPolicies({ tools: ['mcp.github.create_issue', 'openapi.*'], roles: { developer: ['mcp.files.*'] } })).toEqual({
+      tools: ['mcp.github.create_issue', 'openapi.*'],
+      roles: { developer: ['mcp.files.*'] },
+    });
+    for (const bad of ['mcp.*.x', '*', 'mcp..x', 'mcp.github.'])
+      expect(() => approvalPolicies({ tools: [bad] })).toThrow(/must be a list of tool names/);
+  });
+
   it('a missing file at the default path means no policies; at a named path it fails start-up', () => {
     expect(loadFeatures(join(dir, 'absent.yaml'), false).approvals.tools).toEqual([]);
     expect(() => loadConfig({ CONFIG_PATH: join(dir, 'absent.yaml') })).toThrow(ConfigError);

@@ -117,8 +117,9 @@ const fail = (reason: string): never => {
 
 function toolList(v: unknown, where: string): string[] {
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && /^[\w-]+$/.test(x))) {
-    return fail(`${where} must be a list of tool names`);
+  // A tool's name (`bash`, `mcp.github.create_issue`) or every tool under a prefix (`mcp.github.*`).
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && /^[\w-]+(\.[\w-]+)*(\.\*)?$/.test(x))) {
+    return fail(`${where} must be a list of tool names (or prefixes such as mcp.github.*)`);
   }
   return [...new Set(v as string[])];
 }

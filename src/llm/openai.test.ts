@@ -194,6 +194,30 @@ describe('OpenAiProvider: tool calls', () => {
   });
 });
 
+describe('OpenAiProvider: tool names the API refuses', () => {
+  it('offers `mcp.<server>.<tool>` under a valid function name, in the history too, and maps the call back', async () => {
+    server.enqueue({ type: 'completion', content: [], toolCalls: [{ id: 'c2', name: 'mcp_github_create_issue', arguments: '{"title":"b"}' }] });
+    const mcpTools = [
+      { name: 'mcp.github.create_issue', parameters: { type: 'object', properties: { title: { type: 'string' } } } },
+      { name: 'calculator', parameters: { type: 'object', properties: {} } },
+    ];
+    const r = await provider().complete(
+      request({
+        tools: mcpTools,
+        messages: [
+          { role: 'user', content: 'file two issues' },
+          { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'mcp.github.create_issue', arguments: '{"title":"a"}' }] },
+          { role: 'tool', content: 'created #1', toolCallId: 'c1' },
+        ],
+      }),
+    );
+    const body = server.requests.at(-1)!.body;
+    expect(body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(['mcp_github_create_issue', 'calculator']);
+    expect(body.messages[1].tool_calls[0].function.name).toBe('mcp_github_create_issue');
+    expect(r.toolCalls).toEqual([{ id: 'c2', name: 'mcp.github.create_issue', arguments: '{"title":"b"}' }]);
+  });
+});
+
 describe('OpenAiProvider: errors', () => {
   it.each([
     [429, true],

@@ -3,17 +3,19 @@
  * through the openai SDK, streamed, with usage, tool calls and the provider's Retry-After.
  */
 import OpenAI from 'openai';
+import { wireNames, type WireNames } from './wire-names.js';
 import { abortedError, estimateTokens, LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResult, type LlmToolCall } from './provider.js';
 
 /** The messages as the OpenAI chat completions API takes them. */
-export function toOpenAiMessages(messages: ChatMessage[]): OpenAI.Chat.Completions.ChatCompletionMessageParam[] {
+export function toOpenAiMessages(messages: ChatMessage[], names?: WireNames): OpenAI.Chat.Completions.ChatCompletionMessageParam[] {
+  const wire = (n: string) => (names ? names.toWire(n) : n);
   return messages.map((m) => {
     if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.toolCallId };
     if (m.role === 'assistant' && m.toolCalls?.length) {
       return {
         role: 'assistant',
         content: m.content || null,
-        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: wire(c.name), arguments: c.arguments } })),
       };
     }
     return { role: m.role, content: m.content };
@@ -54,6 +56,8 @@ export class OpenAiProvider implements LlmProvider {
     let usage: OpenAI.CompletionUsage | undefined;
     let reportedModel = model;
     const tools = new ToolCallAccumulator();
+    // Tools from elsewhere (`mcp.<server>.<tool>`) as the API accepts function names.
+    const names = req.tools?.length || req.messages.some((m) => m.role === 'assistant' && m.toolCalls?.length) ? wireNames(toolNamesOf(req)) : undefined;
 
     // One controller for the caller's signal and the idle timeout. The SDK's own timeout stops
     // at the response headers, and its stream ends silently (no error) when aborted, so both
@@ -81,7 +85,7 @@ export class OpenAiProvider implements LlmProvider {
       const stream = await this.client.chat.completions.create(
         {
           model,
-          messages: toOpenAiMessages(req.messages),
+          messages: toOpenAiMessages(req.messages, names),
           max_tokens: req.maxTokens,
           temperature: req.temperature,
           ...(req.topP !== undefined ? { top_p: req.topP } : {}),
@@ -93,7 +97,7 @@ export class OpenAiProvider implements LlmProvider {
                 tools: req.tools.map((t) => ({
                   type: 'function' as const,
                   function: {
-                    name: t.name,
+                    name: names ? names.toWire(t.name) : t.name,
                     ...(t.description ? { description: t.description } : {}),
                     parameters: t.parameters ?? { type: 'object', properties: {} },
                   },
@@ -134,7 +138,7 @@ export class OpenAiProvider implements LlmProvider {
     const priceOf = (m: string) => (prices && Object.hasOwn(prices, m) ? prices[m] : undefined);
     const price = priceOf(reportedModel) ?? priceOf(model);
     const costUsd = price ? (inputTokens / 1000) * price.prompt + (outputTokens / 1000) * price.completion : 0;
-    const toolCalls = tools.result();
+    const toolCalls = tools.result().map((c) => (names ? { ...c, name: names.fromWire(c.name) } : c));
     return {
       text,
       model: reportedModel,
@@ -144,6 +148,11 @@ export class OpenAiProvider implements LlmProvider {
       ...(toolCalls.length ? { toolCalls } : {}),
     };
   }
+}
+
+/** Every tool name a request uses: the tools it offers and the calls in its history. */
+function toolNamesOf(req: LlmRequest): string[] {
+  return [...(req.tools ?? []).map((t) => t.name), ...req.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []).map((c) => c.name))];
 }
 
 /**
