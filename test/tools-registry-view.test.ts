@@ -110,6 +110,21 @@ describe('ToolRegistry.withExtraTools', () => {
     await expect(base.execute(name, { n: 5 })).rejects.toThrow(/rate limit exceeded/);
   });
 
+  it('a tool with a limit of its own (rateLimit: an MCP server or OpenAPI source) counts its calls under its key, shared by the tools of one source', async () => {
+    const key = `src.${randomUUID()}`;
+    const base = new ToolRegistry([], { rateKv: bus.kv.ratelimit });
+    const a = tool(`mcp.s.a_${randomUUID().slice(0, 4)}`, { rateLimit: { perMinute: 2, key } });
+    const b = tool(`mcp.s.b_${randomUUID().slice(0, 4)}`, { rateLimit: { perMinute: 2, key } });
+    const view = base.withExtraTools([a, b]);
+    expect((await view.execute(a.name, { n: 1 })).success).toBe(true);
+    expect((await view.execute(b.name, { n: 2 })).success).toBe(true);
+    await expect(view.execute(a.name, { n: 3 })).rejects.toThrow(
+      new RegExp(`rate limit exceeded for tool ${a.name.replace(/\./g, '\\.')}: 2 calls per minute \\(${key}\\)`),
+    );
+    // Another view made later (the same owner's tools listed again) shares the count.
+    await expect(base.withExtraTools([a, b]).execute(b.name, { n: 4 })).rejects.toThrow(/rate limit exceeded/);
+  });
+
   it("close() on a view ends only its own tools; the base's close ends the base's", async () => {
     const alpha = tool('alpha');
     const beta = tool('beta');

@@ -26,6 +26,7 @@ import { createLlm } from './llm-stack.js';
 import { internalRpcTokenOf } from './secrets.js';
 import { shipped } from './shipped.js';
 import { toolModel } from './tool-model.js';
+import { openToolSources } from './tool-sources.js';
 import type { Teardown } from './teardown.js';
 import type { App, AppContext, BudgetLimits } from './types.js';
 
@@ -78,6 +79,8 @@ export async function openContext(
   const llm = cfg.budgets.inWorkflow ? base : new BudgetedProvider(base, budgetLimits, usage);
 
   let tools: ToolRegistry | undefined;
+  let toolsFor: AppContext['toolsFor'];
+  let toolSources: AppContext['toolSources'];
   // The orchestrator too: a catalogue agent's input is checked against its tool's schema at submission.
   if (cfg.roles.has('worker') || cfg.roles.has('gateway') || cfg.roles.has('agent') || cfg.roles.has('orchestrator')) {
     const toolUsage = new ToolUsageStore(sql, log);
@@ -98,6 +101,10 @@ export async function openContext(
     teardown.push(() => registry.close());
     // Every catalogue agent's tool is a registered one (else start-up fails naming both).
     agents.checkTools(registry);
+    toolSources = openToolSources(cfg, sql, bus, log);
+    const { sources } = toolSources;
+    teardown.push(() => sources.close());
+    toolsFor = (userId) => sources.registryFor(registry, userId);
   }
 
   let rpcToken: string | undefined;
@@ -144,6 +151,8 @@ export async function openContext(
       },
     },
     tools,
+    toolsFor,
+    toolSources,
     internalRpcToken,
     rpc,
     orchestratorTransport,

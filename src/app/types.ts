@@ -18,6 +18,7 @@ import type { Sql } from '../store/index.js';
 import type { CatalogCheck, TaskStore } from '../tasks/index.js';
 import type { loadTemplates } from '../templates/index.js';
 import type { ToolRegistry } from '../tools/index.js';
+import type { SourceRegistration, ToolSources } from '../toolsources/index.js';
 
 export interface App {
   bus: Bus;
@@ -84,6 +85,13 @@ export interface AppContext {
   catalogs: CatalogCheck & { agent: NonNullable<CatalogCheck['agent']> };
   /** One tool registry for the workflows, the agent service and the /api/v1/tools routes (roles worker, agent, gateway). */
   tools?: ToolRegistry;
+  /**
+   * The tools one owner may use: `tools` with the operator's MCP servers' tools and the
+   * owner's own sources' added (where a registry exists).
+   */
+  toolsFor?: (userId: string | undefined) => Promise<ToolRegistry>;
+  /** MCP servers and OpenAPI documents: the pool of connections and users' registrations. */
+  toolSources?: { sources: ToolSources; registration: SourceRegistration };
   /** The internal RPC token (configured, or generated once in DATA_DIR); asked for only by roles that use it. */
   internalRpcToken(): string;
   /** The orchestrator's Connect routes and server interceptors, when that role runs in this process. */

@@ -119,6 +119,12 @@ export const subjects = {
   channelOutboxAll: 'svc.channels.outbox.>',
   channelOutbox: (channelId: string) => `svc.channels.outbox.${token(channelId, 'channel id')}`,
   daemonActor: (connId: string) => `svc.actor.daemon.${token(connId, 'connection id')}`,
+  /**
+   * Core NATS (not stored): an owner's tool sources changed (registered, removed, an MCP
+   * server's tool list); the payload is the owner (user id, or `anonymous`). Every process
+   * drops what it cached of that owner's tools.
+   */
+  toolSourcesChanged: 'svc.toolsources.changed',
 } as const;
 
 export const kvKeys = {

@@ -52,8 +52,7 @@ describe('config/features.yaml', () => {
       tools: ['mcp.github.create_issue', 'openapi.*'],
       roles: { developer: ['mcp.files.*'] },
     });
-    for (const bad of ['mcp.*.x', '*', 'mcp..x', 'mcp.github.'])
-      expect(() => approvalPolicies({ tools: [bad] })).toThrow(/must be a list of tool names/);
+    for (const bad of ['mcp.*.x', '*', 'mcp..x', 'mcp.github.']) expect(() => approvalPolicies({ tools: [bad] })).toThrow(/must be a list of tool names/);
   });
 
   it('a missing file at the default path means no policies; at a named path it fails start-up', () => {

@@ -12,3 +12,5 @@ export { channelsConfig, type ChannelsConfig } from './channels.js';
 export { RESERVED_SETTINGS, reservedSettingWarnings } from './reserved.js';
 export { SWARM_DEFAULTS, approvalPolicies, featureWarnings, loadFeatures, swarmLimits } from './features.js';
 export type { ApprovalPolicies, Features, SwarmLimits } from './features.js';
+export { TOOL_SOURCE_NAME, toolSourcesConfig } from './tool-sources.js';
+export type { McpServerDef, ToolSourcesConfig } from './tool-sources.js';

@@ -12,6 +12,7 @@ import { channelsConfig } from './channels.js';
 import { browserConfig } from './browser.js';
 import { adsVendorsConfig } from './ads-vendors.js';
 import { financeVendorsConfig } from './finance-vendors.js';
+import { toolSourcesConfig } from './tool-sources.js';
 import { RESERVED_SETTINGS } from './reserved.js';
 import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
 
@@ -252,6 +253,8 @@ export function loadConfig(env: Env = process.env) {
         serperUrl: str(env, 'SERPER_URL', 'https://google.serper.dev'),
       },
     },
+    /** Tools from elsewhere: the operator's MCP servers (MCP_CONFIG_PATH), limits of users' MCP servers and OpenAPI documents (config/tool-sources.ts). */
+    toolSources: toolSourcesConfig(env),
     workspace: {
       /** One folder per session under this root. */
       root: str(env, 'WORKSPACE_ROOT', `${str(env, 'DATA_DIR', './data')}/workspaces`),

@@ -14,14 +14,15 @@
  * Behind admission (authentication and rate limit); the task belongs to the caller, as every
  * task does (another user's task is not visible).
  *
- * `agentPaths` and `agentSchemas` hold the OpenAPI entries, for openapi.ts to spread.
+ * `agentPaths` and `agentSchemas` hold the OpenAPI entries, for openapi.ts to spread;
+ * `submitAgentRun` is the run itself, for the MCP server (/mcp) too.
  */
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { Type } from '@sinclair/typebox';
 import type { TemplatedApp } from 'uWebSockets.js';
 import { checkAgentInput, type AgentCatalogue, type AgentDefinition } from '../agents/index.js';
-import { SubmitTaskRequestSchema } from '../gen/svc/v1/orchestrator_pb.js';
+import { SubmitTaskRequestSchema, type SubmitTaskResponse } from '../gen/svc/v1/orchestrator_pb.js';
 import { badRequest, callAs, callerOfPrincipal, notFound, parseTraceparent, type Principal } from '../kernel/index.js';
 import { queueUnavailable } from '../tasks/index.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -66,6 +67,38 @@ function agentId(raw: string): string {
   }
 }
 
+/**
+ * Runs `agent` with `input` as the principal's task, as POST /api/v1/agents/{id} does: the input
+ * checked against the agent's input_schema, then its tool's own schema (400 `input validation
+ * failed: ...`; without `tools` the tool's schema is left to the orchestrator, which runs both
+ * checks again), 503 while the bus is down.
+ */
+export function submitAgentRun(
+  d: { orchestrator: RouteDeps['orchestrator']; bus: RouteDeps['bus']; tools?: ToolRegistry },
+  p: Principal,
+  agent: AgentDefinition,
+  input: unknown,
+  o: { sessionId?: string; traceparent?: string } = {},
+): Promise<SubmitTaskResponse> {
+  checkAgentInput(agent, input, (tool, args) => d.tools?.argumentProblem(tool, args));
+  if (!d.bus.connected) throw queueUnavailable();
+  const tp = parseTraceparent(o.traceparent);
+  return d.orchestrator.submitTask(
+    create(SubmitTaskRequestSchema, {
+      metadata: {
+        userId: p.userId ?? '',
+        tenantId: p.tenantId ?? '',
+        sessionId: o.sessionId ?? '',
+        labels: { agent: agent.id, ...(tp ? { trace_id: tp.traceId, traceparent: o.traceparent! } : {}) },
+      },
+      query: `Execute agent ${agent.id}`,
+      context: { agent: agent.id, agent_input: input as JsonObject },
+      options: { traceparent: o.traceparent ?? '' },
+    }),
+    callAs(callerOfPrincipal(p)),
+  );
+}
+
 export function registerAgentRoutes(app: TemplatedApp, d: RouteDeps & { agents: AgentCatalogue; tools?: ToolRegistry }): void {
   const { agents, orchestrator } = d;
   route(
@@ -92,24 +125,7 @@ export function registerAgentRoutes(app: TemplatedApp, d: RouteDeps & { agents: 
     admittedReply(d.admit, async (req, p: Principal) => {
       const agent = agents.get(agentId(req.params[0])); // 404 before the body is looked at
       const { input, sessionId, stream } = parseExecute(req);
-      // The orchestrator runs the same check; a gateway without the tool registry leaves the tool's schema to it.
-      checkAgentInput(agent, input, (tool, args) => d.tools?.argumentProblem(tool, args));
-      if (!d.bus.connected) throw queueUnavailable();
-      const tp = parseTraceparent(req.headers.traceparent);
-      const r = await orchestrator.submitTask(
-        create(SubmitTaskRequestSchema, {
-          metadata: {
-            userId: p.userId ?? '',
-            tenantId: p.tenantId ?? '',
-            sessionId: sessionId ?? '',
-            labels: { agent: agent.id, ...(tp ? { trace_id: tp.traceId, traceparent: req.headers.traceparent! } : {}) },
-          },
-          query: `Execute agent ${agent.id}`,
-          context: { agent: agent.id, agent_input: input as JsonObject },
-          options: { traceparent: req.headers.traceparent ?? '' },
-        }),
-        callAs(callerOfPrincipal(p)),
-      );
+      const r = await submitAgentRun({ orchestrator, bus: d.bus, tools: d.tools }, p, agent, input, { sessionId, traceparent: req.headers.traceparent });
       return {
         status: 202,
         headers: { 'X-Workflow-ID': r.workflowId, 'X-Session-ID': r.sessionId },

@@ -70,8 +70,9 @@ export interface CorsPolicy {
 }
 
 const CORS_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
-const CORS_HEADERS = 'Content-Type, Authorization, X-API-Key, Idempotency-Key, traceparent, tracestate, Last-Event-ID, X-Session-ID, If-Match, Cache-Control';
-const EXPOSE_HEADERS = 'X-Workflow-ID, X-Session-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag';
+const CORS_HEADERS =
+  'Content-Type, Authorization, X-API-Key, Idempotency-Key, traceparent, tracestate, Last-Event-ID, X-Session-ID, If-Match, Cache-Control, Mcp-Protocol-Version, Mcp-Session-Id';
+const EXPOSE_HEADERS = 'X-Workflow-ID, X-Session-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, Mcp-Session-Id';
 
 export function corsHeaders(policy: CorsPolicy, origin: string | undefined): Record<string, string> {
   let allow: string | undefined;

@@ -5,12 +5,14 @@ import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
 import { agentPaths, agentSchemas } from './agent-routes.js';
+import { mcpPaths } from './mcp-route.js';
 import { channelPaths } from './channel-routes.js';
 import { blobPaths } from './blob-routes.js';
 import { memoryPaths, memorySchemas } from './memory-routes.js';
 import { approvalPaths, approvalSchemas } from './approval-routes.js';
 import { reviewPaths, reviewSchemas } from './review-routes.js';
 import { swarmPaths, swarmSchemas } from './swarm-routes.js';
+import { toolSourcePaths, toolSourceSchemas } from './tool-source-routes.js';
 import { openAiPaths, openAiSchemas } from './openai/openapi.js';
 
 const json = (schema: TSchema | { $ref: string }, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
@@ -121,6 +123,7 @@ export function buildOpenApi(version: string) {
         ...approvalSchemas,
         ...reviewSchemas,
         ...swarmSchemas,
+        ...toolSourceSchemas,
         ...agentSchemas,
         ...memorySchemas,
       },
@@ -476,7 +479,9 @@ export function buildOpenApi(version: string) {
       ...approvalPaths,
       ...reviewPaths,
       ...swarmPaths,
+      ...toolSourcePaths,
       ...agentPaths,
+      ...mcpPaths,
       ...blobPaths,
       ...memoryPaths,
       ...openAiPaths,
@@ -583,8 +588,7 @@ export function buildOpenApi(version: string) {
             'message {channel, thread_id, sender, text, agent_name, timestamp}, claim_ack {granted}, system {text}. Client to server: claim, ' +
             'progress (extends the claim), reply {channel, thread_id, text, format: text|markdown}, disconnect. The first claim of a message wins ' +
             "on any gateway; a reply is posted to the message's thread through the platform API (a reply from a connection not holding the claim " +
-            'gets a system frame); a claim not replied within DAEMON_CLAIM_TTL_SECONDS (60) ' +
-            'expires and the message is offered again. Ping every 20 s, ' +
+            'gets a system frame); a claim not replied within DAEMON_CLAIM_TTL_SECONDS (60) expires and the message is offered again. Ping every 20 s, ' +
             'closed without a pong in 60 s or on a frame over 64 KB; invalid JSON is ignored.',
           operationId: 'daemonWs',
           security,

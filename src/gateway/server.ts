@@ -17,6 +17,7 @@ import type { Bus } from '../bus/index.js';
 import { AppError, Code, SYSTEM_CALLER, callAs, type Logger, type Principal } from '../kernel/index.js';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { ToolRegistry } from '../tools/index.js';
+import type { SourceRegistration } from '../toolsources/index.js';
 import type { SkillCatalog } from '../skills/index.js';
 import type { AuthService } from '../auth/index.js';
 import type { AgentCatalogue } from '../agents/index.js';
@@ -32,8 +33,10 @@ import { registerScheduleRoutes } from './schedule-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { StreamRoutes, type SseConn } from './stream-routes.js';
 import { registerTaskRoutes } from './task-routes.js';
+import { registerMcpRoute } from './mcp-route.js';
 import { DEFAULT_OPENAI_CONFIG, registerOpenAiRoutes, type OpenAiConfig } from './openai/handlers.js';
 import { registerToolRoutes } from './tool-routes.js';
+import { registerToolSourceRoutes } from './tool-source-routes.js';
 import { registerDaemonRoute } from './daemon-routes.js';
 import type { DaemonHub } from '../daemon/index.js';
 import { registerChannelRoutes } from './channel-routes.js';
@@ -81,6 +84,8 @@ export interface GatewayDeps {
   tools?: ToolRegistry;
   /** The tools one caller may see and run (RouteDeps.toolsFor); absent: `tools` for everyone. */
   toolsFor?: (p: Principal) => Promise<ToolRegistry>;
+  /** Users registering MCP servers and OpenAPI documents (tool-source-routes.ts). */
+  toolSources?: SourceRegistration;
   /** The skills behind /api/v1/skills. */
   skills?: SkillCatalog;
   /** The agent catalogue behind /api/v1/agents. */
@@ -155,9 +160,11 @@ export class Gateway {
       registerMemoryRoutes(app, rd);
       registerBlobRoutes(app, rd);
       registerScheduleRoutes(app, rd);
-      if (this.deps.tools) registerToolRoutes(app, { ...rd, tools: this.deps.tools });
+      if (rd.toolsFor) registerToolRoutes(app, { ...rd, toolsFor: rd.toolsFor });
+      if (this.deps.toolSources) registerToolSourceRoutes(app, { ...rd, sources: this.deps.toolSources });
       if (this.deps.skills) registerSkillRoutes(app, { ...rd, skills: this.deps.skills });
       if (this.deps.agents) registerAgentRoutes(app, { ...rd, agents: this.deps.agents, tools: this.deps.tools });
+      registerMcpRoute(app, { ...rd, hub: this.hub, agents: this.deps.agents, tools: this.deps.tools, version: this.cfg.version });
       registerChannelRoutes(app, rd);
       if (this.deps.domains.review) registerReviewRoutes(app, rd, this.deps.domains.review);
       if (this.deps.domains.swarm) registerSwarmRoutes(app, rd, this.deps.domains.swarm);

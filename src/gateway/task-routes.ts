@@ -5,6 +5,10 @@
  * orchestrator through its Connect client as the caller the principal names, so the
  * orchestrator applies the ownership rule (`ownedTask`). Submission honours Idempotency-Key
  * (admission.ts) and is refused at once with 503 while the bus is down.
+ *
+ * The checks and calls behind the routes (checkSubmitBody, submitChecked, listTasksOf,
+ * controlTask, ownedTask and the JSON shapes) are exported for the other surfaces that offer
+ * the same operations (the MCP server at /mcp, mcp-facade.ts).
  */
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
@@ -25,7 +29,13 @@ import {
 } from '../kernel/index.js';
 import { REFUSED_RETRY_AFTER_SECONDS, checkSubmission, queueUnavailable } from '../tasks/index.js';
 import { ModelTier } from '../gen/svc/v1/common_pb.js';
-import { SubmitTaskRequestSchema, type GetTaskStatusResponse, type OrchestratorService, type TaskSummary } from '../gen/svc/v1/orchestrator_pb.js';
+import {
+  SubmitTaskRequestSchema,
+  type GetTaskStatusResponse,
+  type OrchestratorService,
+  type SubmitTaskResponse,
+  type TaskSummary,
+} from '../gen/svc/v1/orchestrator_pb.js';
 import type { TaskUpdate } from '../gen/svc/v1/streaming_pb.js';
 import type { Idempotency } from './admission.js';
 import { intParam, parseJsonBody, route, type Reply, type Req } from './http.js';
@@ -39,7 +49,8 @@ const validateSubmit = validator(TaskSubmitRequest);
 const TIER = MODEL_TIER_BY_NAME;
 const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : undefined);
 
-function statusJson(s: GetTaskStatusResponse) {
+/** A task as GET /api/v1/tasks/{id} shows it. */
+export function statusJson(s: GetTaskStatusResponse) {
   const status = TASK_STATUS_NAME[s.status];
   const done = status === 'TASK_STATUS_COMPLETED';
   const out: Record<string, unknown> = { task_id: s.taskId, workflow_id: s.taskId, status, progress: s.progress };
@@ -73,7 +84,8 @@ function statusJson(s: GetTaskStatusResponse) {
   return out;
 }
 
-function summaryJson(t: TaskSummary) {
+/** A task as the list GET /api/v1/tasks shows it. */
+export function summaryJson(t: TaskSummary) {
   return {
     task_id: t.taskId,
     query: t.query,
@@ -116,6 +128,116 @@ export async function ownedTask(client: Client<typeof OrchestratorService>, id: 
   return client.getTaskStatus({ taskId: id, includeDetails: true }, callAs(callerOfPrincipal(p)));
 }
 
+/**
+ * A submission body checked as POST /api/v1/tasks checks it: the request schema (400 naming the
+ * field), `force_swarm` only inside context, then the submission rules (tasks/submit.ts), which
+ * the orchestrator applies again to every caller.
+ */
+export function checkSubmitBody(raw: unknown): TaskSubmitRequest {
+  const body = validateSubmit(raw);
+  // The swarm is asked for inside context only; at the top level it would be ignored.
+  if (Object.hasOwn(body, 'force_swarm')) throw badRequest('force_swarm belongs inside context: set context.force_swarm');
+  checkSubmission(
+    {
+      query: body.query,
+      context: (body.context ?? {}) as Record<string, unknown>,
+      sessionId: body.session_id,
+      mode: body.mode,
+      modelTier: body.model_tier,
+      modelOverride: body.model_override,
+      providerOverride: body.provider_override,
+      skill: body.skill,
+      researchStrategy: body.research_strategy,
+      maxIterations: body.max_iterations,
+      enableVerification: body.enable_verification,
+      maxConcurrentAgents: body.max_concurrent_agents,
+    },
+    'small',
+  );
+  return body;
+}
+
+/** Submits a checked body (checkSubmitBody) to the orchestrator as the principal's task. */
+export function submitChecked(
+  client: Client<typeof OrchestratorService>,
+  p: Principal,
+  body: TaskSubmitRequest,
+  o: { traceparent?: string; idemKey?: string; stream: boolean },
+): Promise<SubmitTaskResponse> {
+  const tp = parseTraceparent(o.traceparent);
+  return client.submitTask(
+    create(SubmitTaskRequestSchema, {
+      metadata: {
+        userId: p.userId ?? '',
+        tenantId: p.tenantId ?? '',
+        sessionId: body.session_id || '',
+        labels: tp ? { trace_id: tp.traceId, traceparent: o.traceparent! } : {},
+      },
+      query: body.query,
+      context: (body.context ?? {}) as JsonObject,
+      options: {
+        modeName: body.mode ?? '',
+        modelTier: (body.model_tier && TIER.get(body.model_tier)) || ModelTier.UNSPECIFIED,
+        modelOverride: body.model_override ?? '',
+        providerOverride: body.provider_override ?? '',
+        maxConcurrentAgents: body.max_concurrent_agents ?? 0,
+        maxIterations: body.max_iterations ?? 0,
+        skill: body.skill ?? '',
+        researchStrategy: body.research_strategy ?? '',
+        enableVerification: body.enable_verification ?? false,
+        idempotencyKey: o.idemKey ?? '',
+        traceparent: o.traceparent ?? '',
+        stream: o.stream,
+      },
+    }),
+    callAs(callerOfPrincipal(p)),
+  );
+}
+
+/**
+ * The principal's tasks as GET /api/v1/tasks lists them: `status` a status name without its
+ * TASK_STATUS_ prefix (any case; CANCELED too), `sessionId` at most 255 characters (400 otherwise).
+ */
+export async function listTasksOf(
+  client: Client<typeof OrchestratorService>,
+  p: Principal,
+  q: { limit: number; offset: number; status?: string; sessionId?: string },
+): Promise<{ tasks: ReturnType<typeof summaryJson>[]; total_count: number }> {
+  let status = q.status?.toUpperCase() || undefined;
+  if (status === 'CANCELED') status = 'CANCELLED';
+  let filterStatus = 0;
+  if (status) {
+    filterStatus = taskStatusFromName(`TASK_STATUS_${status}`);
+    if (!filterStatus) throw badRequest('status must be one of: QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, CANCELED, TIMEOUT, PAUSED');
+  }
+  const sessionId = q.sessionId ?? '';
+  if (sessionId.length > 255) throw badRequest('invalid session_id');
+  const r = await client.listTasks(
+    { limit: q.limit, offset: q.offset, sessionId, filterStatus, userId: p.userId ?? '', tenantId: p.tenantId ?? '' },
+    callAs(callerOfPrincipal(p)),
+  );
+  return { tasks: r.tasks.map(summaryJson), total_count: r.totalCount };
+}
+
+export type TaskAction = 'cancel' | 'pause' | 'resume';
+
+/**
+ * Cancels, pauses or resumes the principal's task `taskId` (found with ownedTask) for `reason`
+ * (cut to 1,000 characters); the orchestrator answers 409 when the task's state does not allow it.
+ */
+export async function controlTask(
+  client: Client<typeof OrchestratorService>,
+  p: Principal,
+  taskId: string,
+  action: TaskAction,
+  reason: string,
+): Promise<{ success: boolean; message: string; task_id: string }> {
+  const r = { taskId, reason: reason.slice(0, 1000), requestedBy: p.userId ?? '' };
+  const as = callAs(callerOfPrincipal(p));
+  const out = action === 'cancel' ? await client.cancelTask(r, as) : action === 'pause' ? await client.pauseTask(r, as) : await client.resumeTask(r, as);
+  return { success: out.success, message: out.message, task_id: taskId };
+}
+
 export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
   const { ctx, admit, bus, idempotency } = d;
   const client = d.orchestrator;
@@ -126,28 +248,8 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
       const cached = await idempotency.cachedReply(kvKey);
       if (cached) return cached;
     }
-    const body = validateSubmit(parseJsonBody(req));
-    // The swarm is asked for inside context only; at the top level it would be ignored.
-    if (Object.hasOwn(body, 'force_swarm')) throw badRequest('force_swarm belongs inside context: set context.force_swarm');
-    // The submission rules (tasks/submit.ts) before any key is claimed; the orchestrator
-    // applies the same ones to every caller.
-    checkSubmission(
-      {
-        query: body.query,
-        context: (body.context ?? {}) as Record<string, unknown>,
-        sessionId: body.session_id,
-        mode: body.mode,
-        modelTier: body.model_tier,
-        modelOverride: body.model_override,
-        providerOverride: body.provider_override,
-        skill: body.skill,
-        researchStrategy: body.research_strategy,
-        maxIterations: body.max_iterations,
-        enableVerification: body.enable_verification,
-        maxConcurrentAgents: body.max_concurrent_agents,
-      },
-      'small',
-    );
+    // The submission rules before any key is claimed.
+    const body = checkSubmitBody(parseJsonBody(req));
     // Refuse at once rather than after timeouts: nothing can be queued without the bus.
     if (!bus.connected) throw queueUnavailable();
     if (kvKey) {
@@ -165,35 +267,7 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
 
   async function doSubmit(req: Req, p: Principal, stream: boolean, body: TaskSubmitRequest, o: { kvKey?: string; idemKey?: string }): Promise<Reply> {
     const { kvKey, idemKey } = o;
-    const tp = parseTraceparent(req.headers.traceparent);
-    const sessionId = body.session_id || undefined;
-    const r = await client.submitTask(
-      create(SubmitTaskRequestSchema, {
-        metadata: {
-          userId: p.userId ?? '',
-          tenantId: p.tenantId ?? '',
-          sessionId: sessionId ?? '',
-          labels: tp ? { trace_id: tp.traceId, traceparent: req.headers.traceparent! } : {},
-        },
-        query: body.query,
-        context: (body.context ?? {}) as JsonObject,
-        options: {
-          modeName: body.mode ?? '',
-          modelTier: (body.model_tier && TIER.get(body.model_tier)) || ModelTier.UNSPECIFIED,
-          modelOverride: body.model_override ?? '',
-          providerOverride: body.provider_override ?? '',
-          maxConcurrentAgents: body.max_concurrent_agents ?? 0,
-          maxIterations: body.max_iterations ?? 0,
-          skill: body.skill ?? '',
-          researchStrategy: body.research_strategy ?? '',
-          enableVerification: body.enable_verification ?? false,
-          idempotencyKey: idemKey ?? '',
-          traceparent: req.headers.traceparent ?? '',
-          stream,
-        },
-      }),
-      callAs(callerOfPrincipal(p)),
-    );
+    const r = await submitChecked(client, p, body, { traceparent: req.headers.traceparent, idemKey, stream });
     const headers = { 'X-Workflow-ID': r.workflowId, 'X-Session-ID': r.sessionId };
     const reply: Reply = stream
       ? { status: 201, headers, body: { workflow_id: r.workflowId, task_id: r.taskId, stream_url: `/api/v1/stream/sse?workflow_id=${r.workflowId}` } }
@@ -204,22 +278,13 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
 
   async function listTasks(req: Req, p: Principal): Promise<Reply> {
     const q = req.query;
-    const limit = intParam(q, 'limit', 20, 1, 100);
-    const offset = intParam(q, 'offset', 0, 0, 1_000_000_000);
-    let status = q.get('status')?.toUpperCase() || undefined;
-    if (status === 'CANCELED') status = 'CANCELLED';
-    let filterStatus = 0;
-    if (status) {
-      filterStatus = taskStatusFromName(`TASK_STATUS_${status}`);
-      if (!filterStatus) throw badRequest('status must be one of: QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, CANCELED, TIMEOUT, PAUSED');
-    }
-    const sessionId = q.get('session_id') || '';
-    if (sessionId.length > 255) throw badRequest('invalid session_id');
-    const r = await client.listTasks(
-      { limit, offset, sessionId, filterStatus, userId: p.userId ?? '', tenantId: p.tenantId ?? '' },
-      callAs(callerOfPrincipal(p)),
-    );
-    return { status: 200, body: { tasks: r.tasks.map(summaryJson), total_count: r.totalCount } };
+    const body = await listTasksOf(client, p, {
+      limit: intParam(q, 'limit', 20, 1, 100),
+      offset: intParam(q, 'offset', 0, 0, 1_000_000_000),
+      status: q.get('status') || undefined,
+      sessionId: q.get('session_id') || undefined,
+    });
+    return { status: 200, body };
   }
 
   async function getTask(id: string, p: Principal): Promise<Reply> {
@@ -228,19 +293,16 @@ export function registerTaskRoutes(app: TemplatedApp, d: TaskRouteDeps): void {
   }
 
   /** cancel / pause / resume: optional body {reason}; 409 when the task's state does not allow it. */
-  async function control(req: Req, p: Principal, action: 'cancel' | 'pause' | 'resume'): Promise<Reply> {
+  async function control(req: Req, p: Principal, action: TaskAction): Promise<Reply> {
     const s = await ownedTask(client, req.params[0], p);
     let reason = '';
     if (req.body && req.body.length) {
       const b = parseJsonBody(req) as { reason?: unknown } | null;
       if (!b || typeof b !== 'object' || Array.isArray(b)) throw badRequest('request body must be a JSON object');
       if (b.reason !== undefined && typeof b.reason !== 'string') throw badRequest('reason must be a string');
-      reason = ((b.reason as string | undefined) ?? '').slice(0, 1000);
+      reason = (b.reason as string | undefined) ?? '';
     }
-    const r = { taskId: s.taskId, reason, requestedBy: p.userId ?? '' };
-    const as = callAs(callerOfPrincipal(p));
-    const out = action === 'cancel' ? await client.cancelTask(r, as) : action === 'pause' ? await client.pauseTask(r, as) : await client.resumeTask(r, as);
-    return { status: 200, headers: { 'X-Workflow-ID': s.taskId }, body: { success: out.success, message: out.message, task_id: s.taskId } };
+    return { status: 200, headers: { 'X-Workflow-ID': s.taskId }, body: await controlTask(client, p, s.taskId, action, reason) };
   }
 
   async function controlState(id: string, p: Principal): Promise<Reply> {

@@ -1,7 +1,8 @@
 /**
  * /api/v1/tools: the tool registry over HTTP.
- * - GET /api/v1/tools (optional `category`): the tools a client may call; dangerous tools are
- *   never listed.
+ * - GET /api/v1/tools (optional `category`): the tools a client may call (the built-in ones, the
+ *   operator's MCP servers' and the caller's own tool sources': `mcp.<server>.<tool>`,
+ *   `openapi.<name>.<operationId>`); dangerous tools are never listed.
  * - GET /api/v1/tools/{name}: one tool; unknown → 404, dangerous → 403 `Tool not available via
  *   direct execution`.
  * - POST /api/v1/tools/{name}/execute {arguments (object, required), session_id}: runs it
@@ -71,15 +72,15 @@ function toolName(raw: string): string {
   }
 }
 
-export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: ToolRegistry }): void {
-  const { tools } = d;
+export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { toolsFor: (p: Principal) => Promise<ToolRegistry> }): void {
+  const { toolsFor } = d;
   route(
     app,
     'get',
     '/api/v1/tools',
-    admitted(d.admit, async (req) => {
+    admitted(d.admit, async (req, p) => {
       const category = req.query.get('category') || undefined;
-      return tools.list(category).map(toolJson);
+      return (await toolsFor(p)).list(category).map(toolJson);
     }),
     d.ctx,
   );
@@ -87,7 +88,7 @@ export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: To
     app,
     'get',
     '/api/v1/tools/:name',
-    admitted(d.admit, async (req) => toolJson(tools.describe(toolName(req.params[0])))),
+    admitted(d.admit, async (req, p) => toolJson((await toolsFor(p)).describe(toolName(req.params[0])))),
     d.ctx,
   );
   route(
@@ -96,6 +97,7 @@ export function registerToolRoutes(app: TemplatedApp, d: RouteDeps & { tools: To
     '/api/v1/tools/:name/execute',
     admittedReply(d.admit, async (req, p: Principal) => {
       const name = toolName(req.params[0]);
+      const tools = await toolsFor(p);
       tools.describe(name); // 404 / 403 before the body is looked at
       const { args, sessionId } = parseExecute(req);
       const session = sessionId ? await requireSession(d.domains.sessionLookup, sessionId, p) : undefined;

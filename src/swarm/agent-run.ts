@@ -61,6 +61,8 @@ export class SwarmEnded extends Error {
 export interface AgentRunDeps {
   llm: LlmProvider;
   tools?: ToolRegistry;
+  /** `tools` with what the swarm's owner may use besides (MCP servers, OpenAPI documents). */
+  toolsFor?: (userId: string | undefined) => Promise<ToolRegistry>;
   parallelism: number;
   partialChunkChars: number;
   board: SwarmBoard;
@@ -110,7 +112,8 @@ export async function runSwarmAgent(ctx: SwarmAgentContext, d: AgentRunDeps, s: 
   const board = d.board;
   // The team it was recruited with; the task list is read only for a name not in it (an agent recruited later).
   const team = async (name: string) => (s.team.includes(name) ? s.team : ((await board.state(wf))?.tasks ?? []).flatMap((t) => (t.agent ? [t.agent] : [])));
-  const tools = d.tools?.withExtraTools([sendMessageTool({ ctx, maxMessages: s.limits.maxMessages, team })]);
+  const own = d.toolsFor ? await d.toolsFor(s.spec.userId) : d.tools;
+  const tools = own?.withExtraTools([sendMessageTool({ ctx, maxMessages: s.limits.maxMessages, team })]);
   const deps: AgentDeps = {
     llm: d.llm,
     tools,

@@ -183,7 +183,8 @@ export class ToolRegistry {
     const { validators } = this.shared;
     let v = validators.get(tool.parameters);
     if (!v) {
-      v = (this.shared.ajv ??= new Ajv({ allErrors: false, strict: false })).compile(tool.parameters);
+      // Schemas from elsewhere (OpenAPI: int64, date-time) name formats Ajv does not check: not logged for every compile.
+      v = (this.shared.ajv ??= new Ajv({ allErrors: false, strict: false, logger: false })).compile(tool.parameters);
       validators.set(tool.parameters, v);
     }
     return v;
@@ -293,10 +294,14 @@ export class ToolRegistry {
     if (granted === 0) {
       this.shared.quota.set(key, { window, left: 0 });
       const retryAfter = Math.max(1, Math.ceil((c.resetAtMs - now) / 1000));
-      throw new AppError(Code.ResourceExhausted, `rate limit exceeded for tool ${tool.name}: ${limit} calls per minute (${tool.rateLimitSetting ?? tool.rateLimit?.key})`, {
-        retryable: true,
-        retryAfter,
-      });
+      throw new AppError(
+        Code.ResourceExhausted,
+        `rate limit exceeded for tool ${tool.name}: ${limit} calls per minute (${tool.rateLimitSetting ?? tool.rateLimit?.key})`,
+        {
+          retryable: true,
+          retryAfter,
+        },
+      );
     }
     this.shared.quota.set(key, { window, left: granted - 1 });
   }

@@ -300,7 +300,8 @@ function looksLikePage(u: URL): boolean {
 
 export type WebFetchArgs = { url: string; max_length?: number };
 
-const FETCH_DEFAULT_LENGTH = 20_000;
+/** Characters of content web_fetch returns by default; also the default cut of an OpenAPI tool's answer. */
+export const FETCH_DEFAULT_LENGTH = 20_000;
 const FETCH_MAX_LENGTH = 200_000;
 
 export function webFetchTool(deps: WebFetchDeps): Tool<WebFetchArgs> {

@@ -27,8 +27,11 @@ export function systemPrompt(t: Pick<TaskStart, 'context'>): string {
 }
 
 /** Makes the task ready for its workflow; reads the session's history (a journaled step). */
-export async function prepare(ctx: WorkflowContext, deps: WorkflowDeps, t: TaskStart): Promise<Prepared> {
-  await approveTask(ctx, t, deps.approvals);
+export async function prepare(ctx: WorkflowContext, shared: WorkflowDeps, t: TaskStart): Promise<Prepared> {
+  await approveTask(ctx, t, shared.approvals);
+  // The owner's tools: the built-in ones and the MCP servers' and OpenAPI documents' they may use.
+  const own = shared.toolsFor ? await shared.toolsFor(t.user_id) : shared.tools;
+  const deps = own === shared.tools ? shared : { ...shared, tools: own };
   const budget = deps.budgets ? new Budget(deps.budgets) : undefined;
   const recordedHere = new Set<string>();
   const settings = taskModelSettings(t.context);

@@ -21,6 +21,11 @@ export interface WorkflowDeps {
   sessions: SessionDirectory;
   llm: LlmProvider;
   tools?: ToolRegistry;
+  /**
+   * `tools` with what the task's owner may use besides (the operator's MCP servers, the
+   * owner's MCP servers and OpenAPI documents); absent: `tools` for every task.
+   */
+  toolsFor?: (userId: string | undefined) => Promise<ToolRegistry>;
   /** Where model calls are recorded (usage and model_breakdown are read back from it). */
   usage?: UsageStore;
   partialChunkChars: number;
