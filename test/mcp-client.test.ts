@@ -10,7 +10,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { McpServerDef } from '../src/config/index.js';
 import type { Logger } from '../src/kernel/index.js';
-import { ToolError } from '../src/tools/index.js';
+import { createGuardedFetch, ToolError } from '../src/tools/index.js';
 // Straight from the files: the folder's entry also hands on sources still being written.
 import { McpConnection, type McpConnectionOptions, type McpToolInfo } from '../src/toolsources/mcp-connection.js';
 import { mcpTools } from '../src/toolsources/mcp-tool.js';
@@ -45,6 +45,26 @@ const stdioDef = (over: Partial<McpServerDef> = {}): McpServerDef => ({
   ...over,
 });
 const never = () => new AbortController().signal;
+const LOCAL = ['127.0.0.1/32'];
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A Logger collecting its lines as `<level> <message>`. */
+function logger(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const log = Object.fromEntries(['debug', 'info', 'warn', 'error'].map((l) => [l, (_o: object, m: string) => lines.push(`${l} ${m}`)]));
+  return { log: log as unknown as Logger, lines };
+}
+
+/** A tool whose calls wait until released (or forever), and never stop on cancellation. */
+function gateTool(name = 'gate'): { tool: McpTestTool; started: Promise<void>; release: () => void } {
+  let started!: () => void;
+  let release!: () => void;
+  const s = new Promise<void>((r) => (started = r));
+  const released = new Promise<{ text: string }>((r) => (release = () => r({ text: 'released' })));
+  return { started: s, release, tool: { name, inputSchema: { type: 'object' }, handler: () => (started(), released) } };
+}
+
+const count = (list: string[], item: string) => list.filter((x) => x === item).length;
 
 /** The ToolError a promise rejects with (fails the test if it resolves or rejects otherwise). */
 async function toolError(p: Promise<unknown>): Promise<ToolError> {
@@ -230,6 +250,198 @@ describe('MCP over streamable HTTP', () => {
   });
 });
 
+describe('MCP over streamable HTTP: a misbehaving server cannot hold or flood us', () => {
+  it('a cancelled or timed-out call ends its own request: no socket or abort listener is left behind', async () => {
+    const hang = gateTool('hang');
+    const server = await startMcpHttpServer({ tools: [hang.tool] });
+    servers.push(server);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    const conn = connect(httpDef(server.url, { timeoutMs: 200 }), { fetch: createGuardedFetch({ allowHosts: LOCAL }) });
+    await conn.listTools();
+    await vi.waitFor(() => expect(server.openConnections()).toBe(1)); // the notification stream
+
+    for (let i = 1; i <= 12; i++) {
+      const ac = new AbortController();
+      const call = toolError(conn.callTool('hang', {}, ac.signal));
+      await vi.waitFor(() => expect(count(server.received, 'POST tools/call')).toBe(i));
+      ac.abort();
+      expect((await call).message).toBe('MCP server "web": tool "hang" was aborted');
+    }
+    for (let i = 0; i < 3; i++) expect((await toolError(conn.callTool('hang', {}, never()))).message).toMatch(/did not answer tool "hang" within 0.2 s/);
+    await vi.waitFor(() => expect(server.openConnections()).toBe(1));
+    process.off('warning', onWarning);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  });
+
+  it('reads a tool list in 50 pages and 1,000 tools at most, each name once, stops on a repeated cursor, within the time limit', async () => {
+    let mode = 'repeat';
+    const tool = (name: string): McpTestTool => ({ name, inputSchema: { type: 'object' }, handler: () => ({ text: name }) });
+    const server = await startMcpHttpServer({
+      tools: [],
+      listPage: async (cursor) => {
+        const n = Number(cursor ?? 0);
+        if (mode === 'repeat') return { tools: [tool('a'), tool('b'), tool('a')], nextCursor: 'again' };
+        if (mode === 'endless') return { tools: [tool(`t${n}`)], nextCursor: String(n + 1) };
+        if (mode === 'many') return { tools: Array.from({ length: 400 }, (_, i) => tool(`t${n * 400 + i}`)), nextCursor: String(n + 1) };
+        if (mode === 'slow') await delay(100);
+        if (mode === 'huge') return { tools: [{ ...tool('big'), description: 'x'.repeat(30_000) }] };
+        return { tools: [tool(`t${n}`)], nextCursor: String(n + 1) };
+      },
+    });
+    servers.push(server);
+    const { log, lines } = logger();
+    const conn = connect(httpDef(server.url), { log });
+    const lists = () => count(server.received, 'POST tools/list');
+
+    expect((await conn.listTools()).map((t) => t.name)).toEqual(['a', 'b']);
+    expect(lists()).toBe(2);
+    expect(lines).toContain('warn MCP server "web": 2 tools ("a", "b") listed more than once: the first of each is used');
+    expect(lines.some((l) => l.includes('tools/list stopped: its pages repeat'))).toBe(true);
+
+    mode = 'endless';
+    expect(await conn.listTools()).toHaveLength(50);
+    expect(lists()).toBe(2 + 50);
+    mode = 'many';
+    const many = await conn.listTools();
+    expect(many).toHaveLength(1000);
+    expect(many.at(-1)?.name).toBe('t999');
+    expect(lists()).toBe(2 + 50 + 3);
+    expect(lines).toContain('warn MCP server "web": 200 tools ("t1000", "t1001", "t1002", "t1003", "t1004", ...) dropped: more than 1000 tools');
+
+    // No signal: the whole list still comes within the connection's time limit.
+    mode = 'slow';
+    const slow = connect(httpDef(server.url, { timeoutMs: 400 }));
+    const t0 = Date.now();
+    expect((await toolError(slow.listTools())).message).toBe('MCP server "web" did not answer tools/list within 0.4 s');
+    expect(Date.now() - t0).toBeLessThan(1500);
+
+    mode = 'huge';
+    const small = connect(httpDef(server.url), { maxResponseBytes: 20_000 });
+    expect((await toolError(small.listTools())).message).toBe('MCP server "web" is unavailable: an answer was larger than 20000 bytes');
+  });
+
+  it('coalesces a flood of tools/list_changed: one read pending at most, one per interval, the last list wins', async () => {
+    const server = await startMcpHttpServer({ tools: [echo] });
+    servers.push(server);
+    const seen: string[][] = [];
+    const conn = connect(httpDef(server.url), { refreshIntervalMs: 300, onToolsChanged: (t) => seen.push(t.map((x) => x.name)) });
+    await conn.listTools();
+    for (let i = 0; i < 30; i++) await server.setTools(i % 2 ? [echo] : [echo, lookup]);
+    await server.setTools([echo, lookup, failing]);
+    await vi.waitFor(() => expect(seen.at(-1)).toEqual(['echo', 'lookup.v2', 'fail']));
+    expect(count(server.received, 'POST tools/list')).toBeLessThanOrEqual(4);
+  });
+
+  it('close() ends a connection attempt at once, and leaves no timer or socket behind', async () => {
+    const server = await startMcpHttpServer({ tools: [echo] });
+    servers.push(server);
+    server.hold((r) => r === 'POST initialize');
+    const attempt = connect(httpDef(server.url, { timeoutMs: 4000 }), { fetch: createGuardedFetch({ allowHosts: LOCAL }) });
+    const failed = toolError(attempt.listTools());
+    await vi.waitFor(() => expect(server.received).toContain('POST initialize'));
+    const t0 = Date.now();
+    await attempt.close();
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect((await failed).message).toBe('MCP server "web" is closed');
+    await vi.waitFor(() => expect(server.openConnections()).toBe(0));
+
+    // A notification stream cut, its reopening under way when the connection closes: the SDK
+    // would try again on a timer of its own after the close (and log that it failed).
+    server.hold(() => false);
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const { log, lines } = logger();
+    const conn = connect(httpDef(server.url), { log, fetch: createGuardedFetch({ allowHosts: LOCAL }) });
+    await conn.callTool('echo', { text: 'a' }, never());
+    await vi.waitFor(() => expect(count(server.received, 'GET')).toBe(1));
+    server.hold((r) => r === 'GET');
+    server.cutStreams();
+    await vi.waitFor(() => expect(count(server.received, 'GET')).toBe(2), { timeout: 3000 });
+    const before = timers();
+    const logged = lines.length;
+    await conn.close();
+    await vi.waitFor(() => expect(server.openConnections()).toBe(0));
+    await delay(1600); // past the SDK's next attempt
+    expect(timers()).toBeLessThanOrEqual(before);
+    expect(lines.slice(logged)).toEqual([]);
+  });
+
+  it('a cut notification stream is not an outage: a call in flight still gets its answer', async () => {
+    const gate = gateTool();
+    const server = await startMcpHttpServer({ tools: [gate.tool] });
+    servers.push(server);
+    const { log, lines } = logger();
+    const conn = connect(httpDef(server.url), { log });
+    await conn.listTools();
+    await vi.waitFor(() => expect(server.received).toContain('GET'));
+    const call = conn.callTool('gate', {}, never());
+    await gate.started;
+    server.cutStreams();
+    await vi.waitFor(() => expect(lines.some((l) => l.includes('SSE stream disconnected'))).toBe(true));
+    gate.release();
+    expect((await call).text).toBe('released');
+  });
+
+  it('a call whose signal is already aborted does not connect', async () => {
+    const server = await startMcpHttpServer({ tools: [echo] });
+    servers.push(server);
+    const conn = connect(httpDef(server.url));
+    expect((await toolError(conn.listTools(AbortSignal.abort()))).message).toBe('MCP server "web": tools/list was aborted');
+    await delay(50);
+    expect(server.received).toEqual([]);
+  });
+
+  it('cuts the text of a result at maxResultChars; redacts configured header values in every message', async () => {
+    const leaky: McpTestTool = {
+      name: 'leaky',
+      inputSchema: { type: 'object' },
+      handler: (a) => {
+        if (a.how === 'rpc') throw new McpError(-32050, 'key Bearer tok-123456 refused (k-secret-9)');
+        return { error: 'tok-123456 has expired' };
+      },
+    };
+    const server = await startMcpHttpServer({ tools: [echo, leaky] });
+    servers.push(server);
+    const { log, lines } = logger();
+    const def = httpDef(server.url, { transport: { kind: 'http', url: server.url, headers: { Authorization: 'Bearer tok-123456', 'X-Key': 'k-secret-9' } } });
+    const conn = connect(def, { log, maxResultChars: 12 });
+    expect((await conn.callTool('echo', { text: 'hello world' }, never())).text).toBe('echo: hello \n\n[truncated: 17 characters in all]');
+    expect((await toolError(conn.callTool('leaky', { how: 'rpc' }, never()))).message).toBe(
+      'MCP server "web" answered an error: key [redacted] refused ([redacted]) (-32050)',
+    );
+    // Redacted before it is cut: no part of a secret is left at the cut.
+    expect((await toolError(conn.callTool('leaky', {}, never()))).message).toBe(
+      'MCP server "web" tool "leaky" reported an error: [redacted] h\n\n[truncated: 22 characters in all]',
+    );
+    expect(lines.join('\n')).not.toMatch(/tok-123456|k-secret-9/);
+  });
+
+  it("the guard's refusal of a server whose host now resolves to a private address is passed on, not an outage", async () => {
+    const server = await startMcpHttpServer({ tools: [echo] });
+    servers.push(server);
+    let address = '127.0.0.1';
+    const fetch = createGuardedFetch({ allowHosts: LOCAL, lookup: async () => [{ address, family: 4 }] });
+    const conn = connect(httpDef(`http://mcp.test:${server.port}/mcp`), { fetch });
+    expect((await conn.callTool('echo', { text: 'a' }, never())).text).toBe('echo: a');
+    address = '10.0.0.5';
+    for (let i = 0; i < 2; i++) {
+      expect(await toolError(conn.callTool('echo', { text: 'b' }, never()))).toMatchObject({
+        kind: 'bad_arguments',
+        message: 'MCP server "web": refused: mcp.test resolves to a private address (10.0.0.5)',
+      });
+    }
+    const fresh = connect(httpDef(`http://mcp.test:${server.port}/mcp`), { fetch });
+    expect(await toolError(fresh.listTools())).toMatchObject({
+      kind: 'bad_arguments',
+      message: 'MCP server "web": refused: mcp.test resolves to a private address (10.0.0.5)',
+    });
+    address = '127.0.0.1';
+    expect((await conn.callTool('echo', { text: 'c' }, never())).text).toBe('echo: c');
+    expect((await fresh.listTools()).map((t) => t.name)).toEqual(['echo']);
+  });
+});
+
 describe('MCP over stdio', () => {
   it('lists and calls tools of a child process (env and cwd as configured); errors as over HTTP', async () => {
     const conn = connect(stdioDef());
@@ -277,10 +489,16 @@ describe('MCP over stdio', () => {
   });
 
   it('a child that exits: the call fails naming the server, the next one starts a new child', async () => {
-    const conn = connect(stdioDef());
+    // A configured environment value is redacted wherever it shows (here the server's stderr).
+    const conn = connect(
+      stdioDef({ transport: { ...stdioDef().transport, env: { MCP_TEST_VALUE: 'from-config', FOOD: 'cheese' } } as McpServerDef['transport'] }),
+    );
     const pid1 = Number((await conn.callTool('pid', {}, never())).text);
     const crashed = await toolError(conn.callTool('crash', {}, never()));
-    expect(crashed).toMatchObject({ kind: 'backend', message: 'MCP server "local" is unavailable: its process exited; its stderr ends: fatal: out of cheese' });
+    expect(crashed).toMatchObject({
+      kind: 'backend',
+      message: 'MCP server "local" is unavailable: its process exited; its stderr ends: fatal: out of [redacted]',
+    });
     const pid2 = Number((await conn.callTool('pid', {}, never())).text);
     expect(pid2).not.toBe(pid1);
     expect(alive(pid1)).toBe(false);

@@ -10,6 +10,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { subjects } from '../src/bus/index.js';
+import { loadConfig } from '../src/config/index.js';
+import { createLogger } from '../src/kernel/index.js';
+import { ToolSourceStore, ToolSources } from '../src/toolsources/index.js';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { MCP_STDIO_SERVER, startMcpHttpServer, type McpHttpServer, type McpTestTool } from './helpers/mcp-servers.js';
 import { scriptedProvider, startOpenAiServer, type OpenAiTestServer } from './helpers/openai-server.js';
@@ -17,6 +21,7 @@ import { startServer, type TestServer } from './helpers/tools-web.js';
 import { registerUser, type TestUser } from './helpers/users.js';
 
 const SECRET = 'Bearer s3cret-token-never-shown';
+const KEY = Buffer.alloc(32, 7);
 let t: TestApp;
 let llm: OpenAiTestServer;
 let mcp: McpHttpServer;
@@ -77,6 +82,7 @@ beforeAll(async () => {
   writeFileSync(mcpYaml, `servers:\n  local:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(MCP_STDIO_SERVER)}]\n`);
   t = await startTestApp(
     {
+      CHANNEL_SECRET_KEY: KEY.toString('hex'),
       MCP_CONFIG_PATH: mcpYaml,
       CONFIG_PATH: features,
       MCP_TOOL_TIMEOUT_SECONDS: '2',
@@ -175,6 +181,48 @@ describe('registering an MCP server', () => {
       expect((await json(r)).error).toMatch(msg);
     }
     expect((await fetch(`${t.base}/api/v1/tools/mcp-servers`, { method: 'POST', body: '{}' })).status).toBe(401);
+  });
+});
+
+describe('sources across processes and at rest', () => {
+  it('another process hears of a new source at once (svc.toolsources.changed), not after its cache expires', async () => {
+    const nc = t.app.bus.nc;
+    const other = new ToolSources({
+      store: new ToolSourceStore(t.app.store.sql, KEY),
+      settings: { ...loadConfig({}).toolSources, mcp: { ...loadConfig({}).toolSources.mcp, servers: [] } },
+      allowHosts: ['127.0.0.1/32'],
+      maxResponseChars: 20_000,
+      log: createLogger({ level: 'silent' }),
+      changes: {
+        publish: (o) => nc.publish(subjects.toolSourcesChanged, o),
+        subscribe: (on) => {
+          const sub = nc.subscribe(subjects.toolSourcesChanged, { callback: (_e, m) => on(m.string()) });
+          return () => sub.unsubscribe();
+        },
+      },
+    });
+    try {
+      const names = async () => (await other.toolsFor(a.userId)).map((x) => x.name);
+      expect(await names()).not.toContain('mcp.calc2.add'); // cached now, for 30 s
+      expect((await post(a, '/api/v1/tools/mcp-servers', { name: 'calc2', url: mcp.url })).status).toBe(201);
+      await waitFor(async () => (await names()).includes('mcp.calc2.add'), 5_000);
+      expect((await fetch(`${t.base}/api/v1/tools/mcp-servers/calc2`, { method: 'DELETE', headers: a.h })).status).toBe(200);
+      await waitFor(async () => !(await names()).includes('mcp.calc2.add'), 5_000);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses credentials in a URL; a source whose headers cannot be decrypted is left out, the others stay, and it can be removed', async () => {
+    const creds = await post(a, '/api/v1/tools/mcp-servers', { name: 'x', url: mcp.url.replace('http://', 'http://u:p@') });
+    expect(creds.status).toBe(400);
+    expect((await json(creds)).error).toMatch(/must not carry credentials/);
+    expect((await post(a, '/api/v1/tools/mcp-servers', { name: 'broken', url: mcp.url })).status).toBe(201);
+    await t.app.store.sql`UPDATE tool_sources SET headers_enc = 'v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', updated_at = now() WHERE name = 'broken'`;
+    t.app.bus.nc.publish(subjects.toolSourcesChanged, a.userId);
+    await waitFor(async () => !(await toolNames(a)).includes('mcp.broken.add'));
+    expect(await toolNames(a)).toContain('mcp.calc.add');
+    expect((await fetch(`${t.base}/api/v1/tools/mcp-servers/broken`, { method: 'DELETE', headers: a.h })).status).toBe(200);
   });
 });
 

@@ -17,6 +17,7 @@ export const STATUS_TEXT: Record<number, string> = {
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  406: '406 Not Acceptable',
   409: '409 Conflict',
   413: '413 Payload Too Large',
   415: '415 Unsupported Media Type',
@@ -226,8 +227,9 @@ export function writeReply(res: HttpResponse, reply: Reply, extra: Record<string
       if (!headers['Content-Type']) headers['Content-Type'] = 'application/json';
     }
     for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
-    if (reply.status === 204 || body === undefined) res.endWithoutBody();
-    else res.end(body);
+    // Only 204 and 304 go without a length: any other empty reply says Content-Length: 0, or a client reads until the socket closes.
+    if (reply.status === 204 || reply.status === 304) res.endWithoutBody();
+    else res.end(body ?? '');
   });
 }
 

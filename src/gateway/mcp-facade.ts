@@ -4,14 +4,14 @@
  * POST /api/v1/agents/{id} does (agent-routes.ts), tools executed as POST
  * /api/v1/tools/{name}/execute does (tool-routes.ts), every task call through the orchestrator
  * as the caller (so its ownership rule applies). A waited task is followed on this gateway's
- * event feed (StreamHub, the one the SSE streams read), its events reported as progress; when
- * the feed is unavailable its status is polled instead.
+ * event feed (StreamHub, the one the SSE streams read), its events reported to the waiting call;
+ * when the feed is unavailable its status is polled instead.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TYPES, type Bus, type WorkflowEvent } from '../bus/index.js';
 import type { AgentCatalogue } from '../agents/index.js';
 import { TERMINAL_STATUSES, type Logger, type Principal } from '../kernel/index.js';
-import type { McpFacade, McpToolInfo, SubmittedTask, TaskJson, TaskProgress, WaitOptions } from '../mcpserver/index.js';
+import type { McpFacade, McpToolInfo, SubmittedTask, TaskJson, WaitOptions } from '../mcpserver/index.js';
 import { queueUnavailable } from '../tasks/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import { agentJson, submitAgentRun } from './agent-routes.js';
@@ -46,17 +46,16 @@ class TaskWatch implements Subscriber {
   feed?: Feed;
   readonly done: Promise<'ended' | 'lost'>;
   private settle!: (how: 'ended' | 'lost') => void;
-  private seen = 0;
 
-  constructor(private readonly onProgress?: (p: TaskProgress) => void) {
+  constructor(private readonly onEvent?: (message: string) => void) {
     this.done = new Promise((r) => (this.settle = r));
   }
 
   write(events: Encoded[]): boolean {
-    if (!this.onProgress) return true;
+    if (!this.onEvent) return true;
     for (const e of events) {
       const ev = JSON.parse(e.json) as WorkflowEvent;
-      this.onProgress({ progress: ++this.seen, message: (ev.message ? `${ev.type}: ${ev.message}` : ev.type).slice(0, 500) });
+      this.onEvent((ev.message ? `${ev.type}: ${ev.message}` : ev.type).slice(0, 500));
     }
     return true;
   }
@@ -98,8 +97,8 @@ export function mcpFacadeFor(d: McpFacadeDeps, p: Principal, o: { traceparent?: 
     }
   }
 
-  async function waitForTask(id: string, w: WaitOptions): Promise<{ task: TaskJson; finished: boolean }> {
-    const watch = new TaskWatch(w.onProgress);
+  async function waitForTask(id: string, w: WaitOptions): Promise<void> {
+    const watch = new TaskWatch(w.onEvent);
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     w.signal.addEventListener('abort', onAbort, { once: true });
@@ -125,8 +124,6 @@ export function mcpFacadeFor(d: McpFacadeDeps, p: Principal, o: { traceparent?: 
       watch.stop('ended');
       w.signal.removeEventListener('abort', onAbort);
     }
-    const task = await getTask(id);
-    return { task, finished: terminal(task.status) };
   }
 
   return {
@@ -143,9 +140,12 @@ export function mcpFacadeFor(d: McpFacadeDeps, p: Principal, o: { traceparent?: 
       return controlTask(client, p, s.taskId, 'cancel', reason);
     },
     agents: () => (d.agents ? d.agents.list().map(agentJson) : []),
-    async runAgent(id, input) {
+    async runAgent(id, input, run = {}) {
       if (!d.agents) throw new Error('runAgent without an agent catalogue');
-      const r = await submitAgentRun({ orchestrator: client, bus: d.bus, tools: d.tools }, p, d.agents.get(id), input, { traceparent: o.traceparent });
+      const r = await submitAgentRun({ orchestrator: client, bus: d.bus, tools: d.tools }, p, d.agents.get(id), input, {
+        sessionId: run.sessionId,
+        traceparent: o.traceparent,
+      });
       return submitted(r);
     },
     async tools(): Promise<McpToolInfo[]> {

@@ -1,13 +1,18 @@
 /**
  * /mcp: this service as an MCP server over streamable HTTP (mcpserver/), authenticated like the
  * REST API (admission: X-API-Key or Authorization: Bearer; 401 `{error}` without), rate limited
- * per key like every request.
- * - POST: JSON-RPC messages. Requests are answered on an SSE stream (progress notifications of
- *   a waited task, then the response); notifications and responses alone get 202.
+ * per key like every request, a list_tasks call also by the task-list burst limit as GET
+ * /api/v1/tasks is.
+ * - POST: one JSON-RPC message. A request is answered on an SSE stream (progress notifications
+ *   of a waited task, then the response); a notification or response gets 202. A batch (a JSON
+ *   array) is refused with Invalid Request (-32600, 400): MCP dropped batching in 2025-06-18,
+ *   and one POST of many calls would pass admission once.
  * - GET: 405. The server is stateless (a new MCP server and transport per request, no
  *   Mcp-Session-Id), so there is no session whose server-to-client stream could be opened;
  *   every notification travels on the stream of the POST it belongs to.
  * - DELETE: 200; there is no session to end.
+ * A caller may have MAX_WAITS_PER_CALLER calls waiting for their tasks at once on this process
+ * (one WaitLimit per route registration).
  * Stateless means no MCP state is lost when a gateway goes away and any gateway answers any
  * request. The SDK's transport speaks web Request/Response: the uWS request becomes a Request
  * (its JSON body read by the gateway's one JSON reader), the Response is streamed back chunk by
@@ -20,7 +25,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { AgentCatalogue } from '../agents/index.js';
 import { badRequest, toAppError, type Logger } from '../kernel/index.js';
-import { createMcpServer } from '../mcpserver/index.js';
+import { WaitLimit, createMcpServer } from '../mcpserver/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import { STATUS_TEXT, parseJsonBody, route, type Handler, type Reply, type Req, type RouteIo } from './http.js';
 import { mcpFacadeFor } from './mcp-facade.js';
@@ -60,7 +65,17 @@ function webRequest(req: Req, body: Buffer | undefined): Request {
   }
 }
 
-/** Writes `response` to the uWS response: whole when it is not a stream, else chunk by chunk with backpressure. */
+/** A tools/call of list_tasks: admitted under the task-list burst limit too. */
+function listsTasks(body: unknown): boolean {
+  const m = body as { method?: unknown; params?: { name?: unknown } } | undefined;
+  return m?.method === 'tools/call' && m.params?.name === 'list_tasks';
+}
+
+/**
+ * Writes `response` to the uWS response: whole when it is not a stream, else chunk by chunk
+ * with backpressure. An empty answer (202, 200 to DELETE) carries Content-Length: 0: without
+ * it the client reads the body until the connection closes.
+ */
 async function pipe(io: RouteIo, response: Response, extra: Record<string, string>, log: Logger): Promise<void> {
   const { res, state } = io;
   const headers: Record<string, string> = { ...extra };
@@ -77,7 +92,8 @@ async function pipe(io: RouteIo, response: Response, extra: Record<string, strin
     res.cork(() => {
       head();
       if (buf?.length) res.end(buf);
-      else res.endWithoutBody();
+      else if (response.status === 204 || response.status === 304) res.endWithoutBody();
+      else res.end();
     });
     return;
   }
@@ -121,24 +137,38 @@ async function pipe(io: RouteIo, response: Response, extra: Record<string, strin
 }
 
 export function registerMcpRoute(app: TemplatedApp, d: McpRouteDeps): void {
+  const waits = new WaitLimit();
   const serve: Handler = async (req, io) => {
-    const { p, headers } = await d.admit(req);
+    let parsedBody: unknown;
+    let parseFailure: unknown;
+    const ct = (req.headers['content-type'] ?? '').toLowerCase();
+    if (req.method === 'POST' && req.body?.length && ct.includes('json')) {
+      try {
+        parsedBody = parseJsonBody(req);
+      } catch (err) {
+        parseFailure = err;
+      }
+    }
+    // Authentication comes first; the body only tells whether the burst limit applies too.
+    const { p, headers } = await d.admit(req, { burst: listsTasks(parsedBody) });
+    if (parseFailure !== undefined) return rpcError(400, -32700, `Parse error: ${toAppError(parseFailure).message}`, headers);
+    if (Array.isArray(parsedBody)) {
+      return rpcError(
+        400,
+        -32600,
+        'Invalid Request: batches are not supported (removed from MCP in protocol version 2025-06-18); send one message per request',
+        headers,
+      );
+    }
     if (req.method === 'GET') {
       return rpcError(405, -32000, 'Method not allowed: this MCP server is stateless; it opens no standalone stream (POST requests stream their own answers)', {
         ...headers,
         Allow: 'POST, DELETE',
       });
     }
-    let parsedBody: unknown;
-    const ct = (req.headers['content-type'] ?? '').toLowerCase();
-    if (req.method === 'POST' && req.body?.length && ct.includes('json')) {
-      try {
-        parsedBody = parseJsonBody(req);
-      } catch (err) {
-        return rpcError(400, -32700, `Parse error: ${toAppError(err).message}`, headers);
-      }
-    }
-    const server = createMcpServer(mcpFacadeFor(d, p, { traceparent: req.headers.traceparent }), { name: 'taskorch', version: d.version }, d.log);
+    const server = createMcpServer(mcpFacadeFor(d, p, { traceparent: req.headers.traceparent }), { name: 'taskorch', version: d.version }, d.log, {
+      claimWait: () => waits.claim(p.key),
+    });
     const close = () => void server.close().catch((err: unknown) => d.log.debug({ err }, 'mcp: server close failed'));
     io.state.onAbort = close;
     try {
@@ -163,9 +193,10 @@ export function registerMcpRoute(app: TemplatedApp, d: McpRouteDeps): void {
 const security = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
 const TOOLS =
   'Tools: submit_task {query, mode?, session_id?, context?, wait?, timeout_seconds?}, get_task {task_id}, list_tasks {limit?, offset?, status?}, ' +
-  'cancel_task {task_id, reason?}; agent_<id> for every catalogue agent (GET /api/v1/agents; input schema as listed there; runs the agent ' +
-  'and waits for its result); tool_<name> for every tool the caller may run (GET /api/v1/tools; executes it at once).';
-const rpcBody = { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 message (or a batch)' } } };
+  'cancel_task {task_id, reason?}; agent_<id> for every catalogue agent (GET /api/v1/agents; input schema as listed there plus wait?, ' +
+  'timeout_seconds?, session_id?; runs the agent and by default waits up to 45 s for its result); tool_<name> for every tool the caller ' +
+  'may run (GET /api/v1/tools; executes it at once). Names are published as ^[a-zA-Z0-9_-]{1,64}$ allows (tool_mcp_github_create_issue).';
+const rpcBody = { 'application/json': { schema: { type: 'object', description: 'One JSON-RPC 2.0 message (a batch is refused)' } } };
 
 export const mcpPaths = {
   '/mcp': {
@@ -182,11 +213,11 @@ export const mcpPaths = {
       responses: {
         200: { description: 'SSE stream (text/event-stream) of JSON-RPC messages', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         202: { description: 'Accepted (notifications or responses only)' },
-        400: { description: 'Not JSON-RPC (JSON-RPC error body)' },
+        400: { description: 'Not JSON-RPC, or a batch (JSON-RPC error body: -32700 parse error, -32600 invalid request)' },
         401: { description: 'Authentication required', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
         406: { description: 'Accept must list application/json and text/event-stream' },
         415: { description: 'Content-Type must be application/json' },
-        429: { description: 'Rate limit exceeded' },
+        429: { description: 'Rate limit exceeded (a list_tasks call also counts against the task-list burst limit)' },
       },
     },
     get: {

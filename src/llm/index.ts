@@ -26,6 +26,7 @@ export {
 } from './provider.js';
 export { OFFLINE_LABEL, OFFLINE_MODEL, OfflineProvider } from './offline.js';
 export { OpenAiProvider, retryAfterOf, toOpenAiMessages, type OpenAiProviderOptions } from './openai.js';
+export { wireNames, type WireNames } from './wire-names.js';
 export {
   loadCatalogue,
   OFFLINE_PROVIDER,

@@ -21,17 +21,12 @@ export interface SubmittedTask {
   sessionId: string;
 }
 
-/** One step of a waited task: `progress` grows with every event (the count of events seen). */
-export interface TaskProgress {
-  progress: number;
-  message: string;
-}
-
 export interface WaitOptions {
   timeoutMs: number;
-  /** Stops the wait (the client went away or cancelled the call); the task runs on. */
+  /** Stops the wait (the client went away); the task runs on. */
   signal: AbortSignal;
-  onProgress?: (p: TaskProgress) => void;
+  /** Hears each of the task's events (but token deltas), as one line of text. */
+  onEvent?: (message: string) => void;
 }
 
 /** A task as GET /api/v1/tasks/{id} shows it (task_id, workflow_id, status, result, error, ...). */
@@ -66,17 +61,17 @@ export interface McpFacade {
   /** Submits a task as the caller (checked as POST /api/v1/tasks checks it). */
   submitTask(s: TaskSubmission): Promise<SubmittedTask>;
   /**
-   * Waits for the caller's task to end, reporting its events; `finished` false when the time
-   * ran out or the wait was stopped first (the task is then as `task` shows it, still running).
+   * Returns once the caller's task has ended, the time ran out or the wait was stopped,
+   * reporting the task's events meanwhile; the caller reads the task afterwards.
    */
-  waitForTask(taskId: string, o: WaitOptions): Promise<{ task: TaskJson; finished: boolean }>;
+  waitForTask(taskId: string, o: WaitOptions): Promise<void>;
   /** The caller's task; another user's is `Task not found` (or forbidden), never its data. */
   getTask(taskId: string): Promise<TaskJson>;
   listTasks(q: { limit: number; offset: number; status?: string }): Promise<{ tasks: Record<string, unknown>[]; total_count: number }>;
   cancelTask(taskId: string, reason: string): Promise<{ success: boolean; message: string; task_id: string }>;
   agents(): readonly McpAgent[];
   /** Runs a catalogue agent as the caller's task (input checked as POST /api/v1/agents/{id} checks it). */
-  runAgent(agentId: string, input: Record<string, unknown>): Promise<SubmittedTask>;
+  runAgent(agentId: string, input: Record<string, unknown>, o?: { sessionId?: string }): Promise<SubmittedTask>;
   tools(): Promise<readonly McpToolInfo[]>;
   /** Runs a tool; its own failures are a result (`success: false`), bad arguments are thrown (naming the field). */
   executeTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolRun>;

@@ -4,5 +4,6 @@
  * the gateway binds to one caller (gateway/mcp-facade.ts) and serves at /mcp (mcp-route.ts).
  */
 export { createMcpServer } from './server.js';
-export type { McpServerInfo } from './server.js';
-export type { McpAgent, McpFacade, McpToolInfo, SubmittedTask, TaskJson, TaskProgress, TaskSubmission, ToolRun, WaitOptions } from './facade.js';
+export type { McpServerInfo, McpServerOptions } from './server.js';
+export type { McpAgent, McpFacade, McpToolInfo, SubmittedTask, TaskJson, TaskSubmission, ToolRun, WaitOptions } from './facade.js';
+export { MAX_WAITS_PER_CALLER, WaitLimit } from './wait-limit.js';

@@ -5,26 +5,38 @@
  * requests: the gateway makes one per HTTP request (stateless streamable HTTP), so any gateway
  * can answer any request.
  *
- * A call's failure is an `isError` result with the public message (bad arguments name the
- * field; another user's task is `Task not found`); an internal error's text is never shown. A
- * name that is no tool of this listing is a JSON-RPC error (InvalidParams), as the spec asks.
+ * The four task tools are always listed and never wait for the catalogue: when the caller's
+ * tools cannot be listed (a tool source down, the database away) the failure is logged and
+ * the task tools are listed alone. A call's failure is an `isError` result with the public
+ * message (bad arguments name the field; another user's task is `Task not found`); an internal
+ * error's text is never shown. A name that is no tool of this listing is a JSON-RPC error
+ * (InvalidParams), as the spec asks.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { toAppError, type Logger } from '../kernel/index.js';
 import { catalogueTools } from './catalogue-tools.js';
-import type { McpFacade, TaskProgress } from './facade.js';
-import { errorResult, type ToolEntry } from './results.js';
+import type { McpFacade } from './facade.js';
+import { errorResult, type TaskProgress, type ToolEntry } from './results.js';
 import { taskTools } from './task-tools.js';
+import { HEARTBEAT_MS } from './waiting.js';
 
 export interface McpServerInfo {
   name: string;
   version: string;
 }
 
+export interface McpServerOptions {
+  /** Takes one of the caller's concurrent waits (WaitLimit.claim); throws when none is left. */
+  claimWait: () => () => void;
+  /** Longest silence of a waiting call with a progressToken; default HEARTBEAT_MS. */
+  heartbeatMs?: number;
+}
+
 const INSTRUCTIONS =
   "Tasks run by this service's agents: submit_task (wait: true for the result), get_task, list_tasks, cancel_task. " +
-  'agent_<id> tools run one catalogue agent and wait for its result; tool_<name> tools run one tool at once.';
+  'agent_<id> tools run one catalogue agent and by default wait for its result; tool_<name> tools run one tool at once. ' +
+  'A wait ends after timeout_seconds (default 45) with the task id and status; the task runs on: poll get_task.';
 
 function failure(err: unknown, log: Logger): CallToolResult {
   const e = toAppError(err);
@@ -32,19 +44,33 @@ function failure(err: unknown, log: Logger): CallToolResult {
   return errorResult(e.isPublic ? e.message : 'Internal server error');
 }
 
-export function createMcpServer(facade: McpFacade, info: McpServerInfo, log: Logger): Server {
+export function createMcpServer(facade: McpFacade, info: McpServerInfo, log: Logger, o: McpServerOptions): Server {
   const server = new Server(info, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  let listing: Promise<Map<string, ToolEntry>> | undefined;
-  const entries = () =>
-    (listing ??= catalogueTools(facade, (name) => log.debug({ tool: name }, 'mcp: name not allowed by MCP; left out of tools/list')).then(
-      (catalogue) => new Map([...taskTools(facade), ...catalogue].map((e) => [e.tool.name, e])),
+  const tasks = new Map(taskTools(facade).map((e) => [e.tool.name, e]));
+  let listing: Promise<Map<string, ToolEntry> | undefined> | undefined;
+  /** The catalogue's entries by published name; undefined when they cannot be listed now. */
+  const catalogue = () =>
+    (listing ??= catalogueTools(facade).then(
+      (entries) => new Map(entries.map((e) => [e.tool.name, e])),
+      (err: unknown) => {
+        log.warn({ err }, 'mcp: the catalogue cannot be listed; listing the task tools alone');
+        return undefined;
+      },
     ));
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...(await entries()).values()].map((e) => e.tool) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...tasks.values(), ...((await catalogue())?.values() ?? [])].map((e) => e.tool),
+  }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-    const entry = (await entries()).get(req.params.name);
-    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+    const name = req.params.name;
+    let entry = tasks.get(name);
+    if (!entry) {
+      const entries = await catalogue();
+      if (!entries) return errorResult(`The tools cannot be listed right now, so ${name} cannot run; try again later`);
+      entry = entries.get(name);
+    }
+    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const token = extra._meta?.progressToken;
     const onProgress =
       token === undefined
@@ -55,7 +81,13 @@ export function createMcpServer(facade: McpFacade, info: McpServerInfo, log: Log
               .catch((err: unknown) => log.debug({ err }, 'mcp: progress notification not sent'));
           };
     try {
-      return await entry.call(req.params.arguments ?? {}, { signal: extra.signal, onProgress });
+      return await entry.call(req.params.arguments ?? {}, {
+        signal: extra.signal,
+        onProgress,
+        claimWait: o.claimWait,
+        heartbeatMs: o.heartbeatMs ?? HEARTBEAT_MS,
+        log,
+      });
     } catch (err) {
       return failure(err, log);
     }

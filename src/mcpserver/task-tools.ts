@@ -8,7 +8,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MODES } from '../kernel/index.js';
 import { checkArguments } from './arguments.js';
 import type { McpFacade, TaskSubmission } from './facade.js';
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, jsonResult, waitedResult, type ToolEntry } from './results.js';
+import { jsonResult, submittedResult, type ToolEntry } from './results.js';
+import { waitChoice, waitedResult, waitProperties } from './waiting.js';
 
 const taskId = { type: 'string', description: 'The task id (task_id of submit_task or list_tasks)' };
 
@@ -25,13 +26,7 @@ const SUBMIT: Tool['inputSchema'] = {
         'The REST context object: research options (force_research: true, research_strategy: quick|standard|deep|academic, ' +
         'iterative_research_enabled, iterative_max_iterations), role, system_prompt, template, skill_version, agent with agent_input, ...',
     },
-    wait: { type: 'boolean', description: 'Wait for the result (progress notifications meanwhile); default false: answer with the task id at once' },
-    timeout_seconds: {
-      type: 'integer',
-      minimum: 1,
-      maximum: MAX_WAIT_SECONDS,
-      description: `With wait: the longest to wait (default ${DEFAULT_WAIT_SECONDS}); the task runs on after it`,
-    },
+    ...waitProperties(false),
   },
   required: ['query'],
   additionalProperties: false,
@@ -68,14 +63,14 @@ export function taskTools(f: McpFacade): ToolEntry[] {
           'Runs a task (a question or a job for the agents; research with context.force_research or context.research_strategy). ' +
           'Returns {task_id, workflow_id, status, ...} at once, or with wait: true the finished task with its result as text ' +
           '(progress notifications as its events arrive when the call carries a progressToken). A task still running when ' +
-          'timeout_seconds pass is returned as it is and runs on; read it later with get_task.',
+          'timeout_seconds pass is returned by id and status and runs on; read it later with get_task.',
         inputSchema: SUBMIT,
       },
       async call(args, ctx) {
         const { wait, timeout_seconds, ...submission } = checkArguments<SubmitArgs>(SUBMIT, args);
-        const s = await f.submitTask(submission);
-        if (wait) return waitedResult(f, s, ctx, timeout_seconds ?? DEFAULT_WAIT_SECONDS);
-        return jsonResult(await f.getTask(s.taskId));
+        const choice = waitChoice({ wait, timeout_seconds }, false);
+        if (choice.wait) return waitedResult(f, () => f.submitTask(submission), ctx, choice.seconds);
+        return submittedResult(f, await f.submitTask(submission), ctx.log);
       },
     },
     {

@@ -3,8 +3,8 @@
  * bodies stream, and the SSRF guard holds on every hop (redirects, DNS answers that change).
  */
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
-import { fakeLookup, startServer, toolError } from '../../test/helpers/tools-web.js';
+import { describe, expect, it, vi } from 'vitest';
+import { fakeLookup, servers, startServer, toolError } from '../../test/helpers/tools-web.js';
 import type { HostLookup } from './net-guard.js';
 import { createGuardedFetch, vetUrl } from './net-fetch.js';
 
@@ -175,5 +175,22 @@ describe('createGuardedFetch', () => {
     await expect(next).rejects.toThrow('stop now');
 
     await expect(fetch(server.origin, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('gives up on a server that sends no headers in time, or stalls mid-body, and closes its connection', async () => {
+    const server = await startServer((req, res) => {
+      if (req.url === '/silent') return;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('the first part');
+    });
+    const http = servers.at(-1)!;
+    const connections = () => new Promise<number>((resolve) => http.getConnections((_err, n) => resolve(n)));
+    const fetch = createGuardedFetch({ allowHosts: LOCAL, headerTimeoutMs: 100, idleTimeoutMs: 100 });
+
+    const silent = await toolError(fetch(`${server.origin}/silent`));
+    expect(silent).toMatchObject({ kind: 'backend', message: `request to 127.0.0.1:${server.port} failed: no answer within 0.1 s` });
+    const stalled = await fetch(`${server.origin}/stalls`);
+    await expect(stalled.text()).rejects.toThrow(`reading ${server.origin}/stalls failed: no data for 0.1 s`);
+    await vi.waitFor(async () => expect(await connections()).toBe(0));
   });
 });

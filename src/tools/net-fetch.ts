@@ -11,6 +11,10 @@
  * Proxy-Authorization and any header the caller names secret). Bodies compressed with gzip,
  * deflate or br are decompressed. Built on node:http/https: there is no undici to hand a
  * connection-pinning dispatcher to.
+ *
+ * Every request has its own connection (no pool), so a request that stalls would hold its
+ * socket forever: a server that sends no response headers within `headerTimeoutMs`, or goes
+ * quiet mid-body for `idleTimeoutMs`, has its connection closed and the request fails.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -25,6 +29,10 @@ export interface GuardedFetchOptions extends UrlGuardOptions {
   maxRedirects?: number;
   /** Header names dropped, besides Authorization, Cookie and Proxy-Authorization, when a redirect leaves the origin. */
   secretHeaders?: string[];
+  /** Milliseconds to wait for a response's headers (default 300 s). */
+  headerTimeoutMs?: number;
+  /** Milliseconds a response body may go without data before it is cut (default 300 s; an idle event stream is cut too). */
+  idleTimeoutMs?: number;
 }
 
 /** `RequestInit` plus secret header names for this call alone (dropped on a redirect to another origin, like `secretHeaders`). */
@@ -39,6 +47,7 @@ const OWN_HEADERS = ['host', 'content-length', 'transfer-encoding', 'connection'
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 const BODY_HEADERS = ['content-type', 'content-encoding', 'content-language', 'content-location'];
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+const DEFAULT_TIMEOUT_MS = 300_000;
 
 /** Refuses a URL the guarded fetch would refuse (a tool source's base URL, checked when it is registered). */
 export async function vetUrl(url: string | URL, opts: UrlGuardOptions): Promise<void> {
@@ -51,6 +60,8 @@ export function createGuardedFetch(opts: GuardedFetchOptions): GuardedFetch {
   const maxRedirects = opts.maxRedirects ?? 5;
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
   const secretHeaders = (opts.secretHeaders ?? []).map((h) => h.toLowerCase());
+  const headerTimeoutMs = opts.headerTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   return async function guardedFetch(input, init = {}) {
     const req = input instanceof Request ? input : undefined;
@@ -71,7 +82,8 @@ export function createGuardedFetch(opts: GuardedFetchOptions): GuardedFetch {
       const res = await send(target, method, headers, body, signal);
       const status = res.statusCode ?? 0;
       const location = res.headers.location;
-      if (status < 300 || status >= 400 || status === 304 || !location || redirectMode === 'manual') return toResponse(res, target, method, signal, hop > 0);
+      if (status < 300 || status >= 400 || status === 304 || !location || redirectMode === 'manual')
+        return toResponse(res, target, method, signal, hop > 0, idleTimeoutMs);
       res.destroy();
       if (redirectMode === 'error') throw new ToolError(`${target.url.href} redirected (${status}) and redirects are refused for this request`, 'backend');
       if (hop >= maxRedirects) throw new ToolError(`too many redirects (more than ${maxRedirects}) from ${req?.url ?? String(input)}`, 'backend');
@@ -99,8 +111,15 @@ export function createGuardedFetch(opts: GuardedFetchOptions): GuardedFetch {
     if (body || !['GET', 'HEAD', 'OPTIONS', 'DELETE'].includes(method)) outgoing['content-length'] = String(body?.length ?? 0);
     const options = { ...pinnedRequestOptions(target, ca), method, headers: outgoing, signal };
     return new Promise((resolve, reject) => {
-      const r = request(options, resolve);
-      r.on('error', (err) => reject(signal?.aborted ? signal.reason : new ToolError(`request to ${url.host} failed: ${err.message}`, 'backend')));
+      const r = request(options, (res) => {
+        clearTimeout(timer);
+        resolve(res);
+      });
+      const timer = setTimeout(() => r.destroy(new Error(`no answer within ${headerTimeoutMs / 1000} s`)), headerTimeoutMs);
+      r.on('error', (err) => {
+        clearTimeout(timer);
+        reject(signal?.aborted ? signal.reason : new ToolError(`request to ${url.host} failed: ${err.message}`, 'backend'));
+      });
       r.end(body);
     });
   }
@@ -126,7 +145,14 @@ function requestBody(body: RequestInit['body'], headers: Headers): Buffer | unde
 }
 
 /** A web Response whose body streams from the node response (decompressed), ended by the caller's signal. */
-function toResponse(res: IncomingMessage, target: VettedTarget, method: string, signal: AbortSignal | undefined, redirected: boolean): Response {
+function toResponse(
+  res: IncomingMessage,
+  target: VettedTarget,
+  method: string,
+  signal: AbortSignal | undefined,
+  redirected: boolean,
+  idleTimeoutMs: number,
+): Response {
   const status = res.statusCode ?? 0;
   if (status < 200 || status > 599) {
     res.destroy();
@@ -138,6 +164,7 @@ function toResponse(res: IncomingMessage, target: VettedTarget, method: string, 
   if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) res.destroy();
   else {
     const stream = decodedBody(res);
+    res.setTimeout(idleTimeoutMs, () => res.destroy(new Error(`no data for ${idleTimeoutMs / 1000} s`)));
     if (stream !== res) {
       headers.delete('content-encoding');
       headers.delete('content-length');

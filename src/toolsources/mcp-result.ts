@@ -1,7 +1,8 @@
 /**
  * An MCP `tools/call` result as our `ToolOutput`: what a model reads is the result's text
  * contents joined; images, audio and binary resources are described in a line (kind, type,
- * size) rather than pasted as base64 a model cannot read; the full content stays in `output`.
+ * size) rather than pasted as base64 a model cannot read, and cut at a length like web_fetch's
+ * pages; the full content stays in `output`.
  */
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOutput } from '../tools/index.js';
@@ -49,9 +50,14 @@ export function callResult(r: CallToolResult | { toolResult: unknown }): CallToo
   return { content: [{ type: 'text', text: typeof r.toolResult === 'string' ? r.toolResult : JSON.stringify(r.toolResult) }] };
 }
 
-export function toolOutput(r: CallToolResult): ToolOutput {
+/** Text cut to `maxChars`, saying how long it was. */
+export function clip(text: string, maxChars: number): string {
+  return text.length > maxChars ? `${text.slice(0, maxChars)}\n\n[truncated: ${text.length} characters in all]` : text;
+}
+
+export function toolOutput(r: CallToolResult, maxChars: number): ToolOutput {
   return {
-    text: resultText(r),
+    text: clip(resultText(r), maxChars),
     output: r.structuredContent === undefined ? { content: r.content } : { content: r.content, structuredContent: r.structuredContent },
   };
 }

@@ -10,6 +10,7 @@
  */
 import { WEB_FETCH_DEFAULT_CHARS, type GuardedFetch, type Tool, type ToolContext, ToolError, type ToolOutput } from '../tools/index.js';
 import type { OpenApiOperation, OpenApiParam } from './openapi-doc.js';
+import { redactor } from './redact.js';
 
 export interface OpenApiSource {
   name: string;
@@ -197,14 +198,4 @@ function result(res: Response, text: string, bytesCut: boolean, maxChars: number
   if (truncated && typeof body === 'string') output.truncated = true;
   const marker = bytesCut ? '\n\n[truncated]' : clipped ? `\n\n[truncated: ${text.length} characters in all]` : '';
   return { output, text: `${shown || `(${res.status}, no content)`}${marker}` };
-}
-
-/**
- * Hides the registered header values in whatever the API answers (an API may quote the key it
- * refused): each whole value, and each long word of it (the token after "Bearer").
- */
-function redactor(values: string[]): (s: string) => string {
-  const secrets = [...new Set(values.flatMap((v) => [v, ...v.split(/\s+/)]).filter((s) => s.length >= 6))].sort((a, b) => b.length - a.length);
-  if (!secrets.length) return (s) => s;
-  return (s) => secrets.reduce((acc, secret) => acc.split(secret).join('[redacted]'), s);
 }

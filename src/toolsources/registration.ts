@@ -87,6 +87,8 @@ async function checkUrl(field: string, url: string, allowHosts: string[]): Promi
     throw badRequest(`${field} must be an absolute http or https URL`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw badRequest(`${field} must be an absolute http or https URL`);
+  // Never stored, listed or quoted in errors: credentials go in `headers`.
+  if (u.username || u.password) throw badRequest(`${field} must not carry credentials (user:password@); send them in headers`);
   try {
     await vetUrl(u.href, { allowHosts });
   } catch (err) {
@@ -186,7 +188,7 @@ export class SourceRegistration {
   }
 
   private infoOf(r: StoredSource): SourceInfo {
-    const info = (r.spec as { info?: { title?: unknown; version?: unknown } } | undefined)?.info;
+    const info = r.info;
     return {
       kind: r.kind,
       name: r.name,

@@ -7,14 +7,19 @@
  *
  * What is kept per process:
  * - one connection per MCP server (the operator's at start, a user's at first use), made
- *   lazily; a user's server through the SSRF-guarded fetch;
+ *   lazily; a user's server through the SSRF-guarded fetch; a user's connection unused for
+ *   CONNECTION_IDLE_MS, or whose source is gone, is closed;
  * - an owner's tool list for a short while (OWNER_TTL_MS), dropped at once when any process
  *   says the owner's sources changed (`svc.toolsources.changed`, core NATS);
- * - an MCP server's tool list: the connection's live one, else the last one stored with the
- *   source (so a server that is down still has its tools offered, and a call says it is down).
- * A source that fails never fails the others: it is logged and left out.
+ * - an MCP server's tool list: the connection's live one, else the last one known (stored
+ *   with a user's source; the operator's in memory), so a server that is down still has its
+ *   tools offered and a call says it is down.
+ * A source that fails never fails the others, nor the owner's tool list: it is logged and left
+ * out. Tool names are unique: a later duplicate (a server listing a tool twice, a user's
+ * server named like one the operator added since) is left out and logged.
  */
 import { LRUCache } from 'lru-cache';
+import stableStringify from 'safe-stable-stringify';
 import type { McpServerDef, ToolSourcesConfig } from '../config/index.js';
 import type { Logger } from '../kernel/index.js';
 import { createGuardedFetch, type Tool, type ToolRegistry } from '../tools/index.js';
@@ -26,8 +31,10 @@ import type { SourceOwner, StoredSource, ToolSourceStore } from './store.js';
 
 /** How long an owner's tool list is reused without a change notice (a missed notice costs at most this). */
 const OWNER_TTL_MS = 30_000;
-/** Longest wait for an operator's server to list its tools when a list is first needed. */
+/** Longest wait for an operator's server to list its tools the first time a process needs them. */
 const FIRST_LIST_TIMEOUT_MS = 10_000;
+/** A user's server connection unused this long is closed (made again at its next call). */
+const CONNECTION_IDLE_MS = 15 * 60_000;
 
 /** Change notices between processes (core NATS in the app; absent: this process only). */
 export interface SourceChanges {
@@ -40,7 +47,7 @@ export interface ToolSourcesDeps {
   settings: ToolSourcesConfig;
   /** TOOLS_HTTP_ALLOW_HOSTS: what users' sources may reach besides public addresses. */
   allowHosts: string[];
-  /** Characters of an OpenAPI answer a model reads at most. */
+  /** Characters of an OpenAPI answer or an MCP result a model reads at most. */
   maxResponseChars: number;
   log: Logger;
   changes?: SourceChanges;
@@ -48,13 +55,27 @@ export interface ToolSourcesDeps {
 
 export const ownerKey = (userId: string | null | undefined) => userId ?? 'anonymous';
 
+interface Operator {
+  def: McpServerDef;
+  conn: McpConnection;
+  /** Its tools as last listed (kept while it is down). */
+  last?: Tool[];
+  /** A first listing was awaited; later ones run in the background. */
+  tried?: boolean;
+}
+
 export class ToolSources {
   /** Users' sources reach the network through the SSRF guard. */
   readonly fetch: typeof fetch;
-  private readonly operator: Array<{ def: McpServerDef; conn: McpConnection }>;
+  private readonly operator: Operator[];
   private operatorTools?: Promise<Tool[]>;
   private readonly perOwner = new LRUCache<string, Promise<Tool[]>>({ max: 2000, ttl: OWNER_TTL_MS });
-  private readonly conns = new LRUCache<string, McpConnection>({ max: 500, dispose: (c) => void c.close() });
+  private readonly conns = new LRUCache<string, { conn: McpConnection; owner: string }>({
+    max: 500,
+    ttl: CONNECTION_IDLE_MS,
+    updateAgeOnGet: true,
+    dispose: (c) => void c.conn.close(),
+  });
   private readonly openapi = new LRUCache<string, Promise<Tool[]>>({ max: 500 });
   private readonly views = new WeakMap<ToolRegistry, WeakMap<readonly Tool[], ToolRegistry>>();
   private readonly off?: () => void;
@@ -63,7 +84,7 @@ export class ToolSources {
     this.fetch = createGuardedFetch({ allowHosts: d.allowHosts });
     this.operator = d.settings.mcp.servers.map((def) => ({
       def,
-      conn: new McpConnection(def, { log: d.log, onToolsChanged: () => this.forgetAll() }),
+      conn: new McpConnection(def, { log: d.log, maxResultChars: d.maxResponseChars, onToolsChanged: () => this.forgetAll() }),
     }));
     this.off = d.changes?.subscribe((owner) => this.perOwner.delete(owner));
   }
@@ -86,19 +107,24 @@ export class ToolSources {
     let byList = this.views.get(base);
     if (!byList) this.views.set(base, (byList = new WeakMap()));
     let view = byList.get(tools);
-    if (!view) byList.set(tools, (view = base.withExtraTools(tools)));
+    if (!view) {
+      // Names are prefixed (mcp., openapi.) and made unique in `load`; a built-in of the same name still wins.
+      const extra = tools.filter((t) => !base.get(t.name));
+      byList.set(tools, (view = base.withExtraTools(extra)));
+    }
     return view;
   }
 
   /** The operator's tools and the owner's own. */
   toolsFor(userId?: string | null): Promise<Tool[]> {
     const key = ownerKey(userId);
-    let p = this.perOwner.get(key);
-    if (!p) {
-      p = this.load(userId ?? null);
-      this.perOwner.set(key, p);
-      p.catch(() => this.perOwner.delete(key));
-    }
+    const cached = this.perOwner.get(key);
+    if (cached) return cached;
+    const p = this.load(userId ?? null);
+    this.perOwner.set(key, p);
+    p.catch(() => {
+      if (this.perOwner.get(key) === p) this.perOwner.delete(key);
+    });
     return p;
   }
 
@@ -106,7 +132,12 @@ export class ToolSources {
   changed(owner: SourceOwner): void {
     const key = ownerKey(owner.userId);
     this.perOwner.delete(key);
-    this.d.changes?.publish(key);
+    try {
+      this.d.changes?.publish(key);
+    } catch (err) {
+      // The bus is closing or down: the other processes' lists expire within OWNER_TTL_MS.
+      this.d.log.warn({ err: (err as Error).message }, 'tool sources: change notice not sent');
+    }
   }
 
   /** Ends a removed source's connection. */
@@ -115,14 +146,21 @@ export class ToolSources {
   }
 
   /** A user's MCP server as a connection definition (its limits are the service's defaults). */
-  defOf(s: Pick<StoredSource, 'name' | 'url' | 'headers'>): McpServerDef {
+  defOf(s: { name: string; url: string; headers: Record<string, string> }): McpServerDef {
     const { mcp } = this.d.settings;
-    return { name: s.name, transport: { kind: 'http', url: s.url!, headers: s.headers }, timeoutMs: mcp.timeoutMs, rateLimitPerMinute: mcp.rateLimitPerMinute };
+    return { name: s.name, transport: { kind: 'http', url: s.url, headers: s.headers }, timeoutMs: mcp.timeoutMs, rateLimitPerMinute: mcp.rateLimitPerMinute };
   }
 
   /** A connection to a user's MCP server through the guard, not kept (registration's first look). */
   probe(def: McpServerDef): McpConnection {
-    return new McpConnection(def, { fetch: this.fetchFor(def), log: this.d.log });
+    return new McpConnection(def, { fetch: this.fetchFor(def), log: this.d.log, maxResultChars: this.d.maxResponseChars });
+  }
+
+  async close(): Promise<void> {
+    this.off?.();
+    const all = [...[...this.conns.values()].map((c) => c.conn), ...this.operator.map((o) => o.conn)];
+    this.conns.clear();
+    await Promise.allSettled(all.map((c) => c.close()));
   }
 
   /**
@@ -134,79 +172,108 @@ export class ToolSources {
     return secretHeaders.length ? createGuardedFetch({ allowHosts: this.d.allowHosts, secretHeaders }) : this.fetch;
   }
 
-  /** Keeps a connection registration already opened, for the source it became. */
-  adopt(id: string, conn: McpConnection): void {
-    this.conns.set(id, conn);
-  }
-
-  async close(): Promise<void> {
-    this.off?.();
-    const all = [...this.conns.values(), ...this.operator.map((o) => o.conn)];
-    this.conns.clear();
-    await Promise.allSettled(all.map((c) => c.close()));
-  }
-
   private forgetAll(): void {
     this.operatorTools = undefined;
     this.perOwner.clear();
   }
 
   private async load(userId: string | null): Promise<Tool[]> {
+    const owner = ownerKey(userId);
     const [op, rows] = await Promise.all([this.operatorToolList(), this.d.store.list({ userId, tenantId: null })]);
-    const own = await Promise.all(rows.map((r) => (r.kind === 'mcp' ? this.userMcpTools(r) : this.userOpenApiTools(r))));
-    return [...op, ...own.flat()];
-  }
-
-  private operatorToolList(): Promise<Tool[]> {
-    return (this.operatorTools ??= Promise.all(
-      this.operator.map(async ({ def, conn }) => {
+    // Connections of this owner's sources that are gone (removed through another process).
+    const ids = new Set(rows.map((r) => r.id));
+    for (const [id, c] of this.conns.entries()) if (c.owner === owner && !ids.has(id)) this.conns.delete(id);
+    const own = await Promise.all(
+      rows.map(async (r) => {
         try {
-          const infos = conn.knownTools() ?? (await conn.listTools(AbortSignal.timeout(FIRST_LIST_TIMEOUT_MS)));
-          return mcpTools(conn, def, infos, { rateLimitKey: `mcp.${def.name}` });
+          return r.kind === 'mcp' ? this.userMcpTools(r) : await this.userOpenApiTools(r);
         } catch (err) {
-          // Listed again at the next owner's load (the connection's backoff keeps that cheap).
-          this.d.log.warn({ server: def.name, err: (err as Error).message }, 'MCP server of the operator: tools not listed');
-          this.operatorTools = undefined;
+          this.d.log.warn({ source: r.name, kind: r.kind, err: (err as Error).message }, 'tool source left out');
           return [];
         }
       }),
-    ).then((l) => l.flat()));
+    );
+    return this.unique([...op, ...own.flat()]);
   }
 
-  private connOf(s: StoredSource): McpConnection {
-    let c = this.conns.get(s.id);
-    if (!c) {
-      const def = this.defOf(s);
-      c = new McpConnection(def, {
-        fetch: this.fetchFor(def),
-        log: this.d.log,
-        onToolsChanged: (tools) => void this.storeTools(s, tools),
-      });
-      this.conns.set(s.id, c);
+  /** The first tool of each name; later ones are left out and logged. */
+  private unique(tools: Tool[]): Tool[] {
+    const seen = new Set<string>();
+    return tools.filter((t) => {
+      if (!seen.has(t.name)) return seen.add(t.name);
+      this.d.log.warn({ tool: t.name }, 'tool sources: a second tool of this name left out');
+      return false;
+    });
+  }
+
+  private operatorToolList(): Promise<Tool[]> {
+    return (this.operatorTools ??= Promise.all(this.operator.map((o) => this.operatorServerTools(o))).then((l) => l.flat()));
+  }
+
+  /**
+   * One operator server's tools: the live list, else (not listed yet) a first listing awaited
+   * once per process, else the last known list while a listing runs in the background.
+   */
+  private async operatorServerTools(o: Operator): Promise<Tool[]> {
+    const { def, conn } = o;
+    const live = conn.knownTools();
+    if (live) return (o.last = mcpTools(conn, def, live, { rateLimitKey: `mcp.${def.name}` }));
+    const listing = conn.listTools(AbortSignal.timeout(FIRST_LIST_TIMEOUT_MS)).then(
+      (infos) => {
+        o.last = mcpTools(conn, def, infos, { rateLimitKey: `mcp.${def.name}` });
+        return o.last;
+      },
+      (err: Error) => {
+        this.d.log.warn({ server: def.name, err: err.message }, 'MCP server of the operator: tools not listed');
+        // Listed again at the next owner's load (the connection's backoff keeps that cheap).
+        this.operatorTools = undefined;
+        return undefined;
+      },
+    );
+    if (!o.tried) {
+      o.tried = true;
+      return (await listing) ?? o.last ?? [];
     }
-    return c;
+    void listing.then((tools) => tools && this.forgetAll());
+    return o.last ?? [];
+  }
+
+  private connOf(s: StoredSource, headers: Record<string, string>): McpConnection {
+    const held = this.conns.get(s.id);
+    if (held) return held.conn;
+    const def = this.defOf({ name: s.name, url: s.url!, headers });
+    const conn = new McpConnection(def, {
+      fetch: this.fetchFor(def),
+      log: this.d.log,
+      maxResultChars: this.d.maxResponseChars,
+      onToolsChanged: (tools) => void this.storeTools(s, tools),
+    });
+    this.conns.set(s.id, { conn, owner: ownerKey(s.owner.userId) });
+    return conn;
   }
 
   private userMcpTools(s: StoredSource): Tool[] {
-    const conn = this.connOf(s);
+    const headers = this.d.store.headersOf(s);
+    const conn = this.connOf(s, headers);
     const live = conn.knownTools();
     if (!live) {
       // Offer the stored list now; learn the live one in the background (stored if it differs).
-      conn.listTools().then(
+      conn.listTools(AbortSignal.timeout(FIRST_LIST_TIMEOUT_MS)).then(
         (tools) => this.storeTools(s, tools),
         () => undefined,
       );
     }
-    // Calls find the source's connection when they run: an evicted one is made again.
+    // Calls find the source's connection when they run: an idle one closed since is made again.
     const via = {
-      callTool: (name: string, args: Record<string, unknown>, signal: AbortSignal) => this.connOf(s).callTool(name, args, signal),
-      serverVersion: () => this.connOf(s).serverVersion(),
+      callTool: (name: string, args: Record<string, unknown>, signal: AbortSignal) => this.connOf(s, headers).callTool(name, args, signal),
+      serverVersion: () => this.connOf(s, headers).serverVersion(),
     };
-    return mcpTools(via, this.defOf(s), live ?? (s.tools as McpToolInfo[]), { rateLimitKey: `src.${s.id}` });
+    return mcpTools(via, this.defOf({ name: s.name, url: s.url!, headers }), live ?? (s.tools as McpToolInfo[]), { rateLimitKey: `src.${s.id}` });
   }
 
   private async storeTools(s: StoredSource, tools: McpToolInfo[]): Promise<void> {
-    if (JSON.stringify(tools) === JSON.stringify(s.tools)) return;
+    // The stored list comes back from jsonb with its keys reordered: compared as canonical JSON.
+    if (stableStringify(tools) === stableStringify(s.tools)) return;
     s.tools = tools;
     try {
       await this.d.store.setTools(s.id, tools);
@@ -221,24 +288,27 @@ export class ToolSources {
     const cached = this.openapi.get(key);
     if (cached) return cached;
     const { openapi, mcp } = this.d.settings;
-    const p = openApiOperations(s.spec as object, { log: this.d.log })
-      .then((ops) =>
-        openApiTools(
+    const headers = this.d.store.headersOf(s);
+    const p = this.d.store
+      .specOf(s.id)
+      .then(async (spec) => {
+        const ops = await openApiOperations(spec as object, { log: this.d.log });
+        return openApiTools(
           {
             name: s.name,
             baseUrl: s.baseUrl!,
-            headers: s.headers,
+            headers,
             timeoutMs: openapi.timeoutMs,
             rateLimitPerMinute: mcp.rateLimitPerMinute,
             rateLimitKey: `src.${s.id}`,
-            version: String((s.spec as { info?: { version?: unknown } })?.info?.version ?? ''),
+            version: String(s.info?.version ?? ''),
           },
           ops,
           { fetch: this.fetch, maxResponseChars: this.d.maxResponseChars },
-        ),
-      )
+        );
+      })
       .catch((err: Error) => {
-        this.openapi.delete(key);
+        if (this.openapi.get(key) === p) this.openapi.delete(key);
         this.d.log.warn({ source: s.name, err: err.message }, 'OpenAPI tool source: document not usable');
         return [];
       });

@@ -1,8 +1,10 @@
 /**
  * Users' tool sources in PostgreSQL (table tool_sources): MCP servers and OpenAPI documents,
  * one owner each, names unique per owner and kind (409). Request headers are stored encrypted
- * (the channel credentials' AES-256-GCM key and format, bound to the row id) and leave this
- * module only inside the process, never in a reply: `SourceJson` has their names alone.
+ * (the channel credentials' AES-256-GCM key and format, bound to the row id), decrypted one
+ * source at a time when its tools are made (`headersOf`: a row that cannot be decrypted fails
+ * alone), and never part of a reply. Listings do not read the stored documents (up to
+ * OPENAPI_MAX_SPEC_BYTES each): `specOf` reads one.
  */
 import { randomUUID } from 'node:crypto';
 import { decryptCredentials, encryptCredentials } from '../channels/index.js';
@@ -24,20 +26,38 @@ export interface StoredSource {
   name: string;
   /** MCP: the server's URL. */
   url?: string;
-  /** OpenAPI: where the document came from (absent when it was given inline), the API's base URL and the document. */
+  /** OpenAPI: where the document came from (absent when it was given inline) and the API's base URL. */
   specUrl?: string;
   baseUrl?: string;
-  spec?: unknown;
-  /** Decrypted: for the connection only. */
-  headers: Record<string, string>;
+  /** The headers, encrypted (`ToolSourceStore.headersOf` decrypts them). */
+  headersEnc: string;
   headerNames: string[];
+  /** OpenAPI: the document's `info` (title, version); the document itself is `specOf`. */
+  info?: { title?: unknown; version?: unknown };
   /** The last tool list the source gave (an MCP server's tools/list). */
   tools: unknown[];
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewSource = Pick<StoredSource, 'kind' | 'name' | 'url' | 'specUrl' | 'baseUrl' | 'spec' | 'headers' | 'tools'>;
+export type NewSource = Pick<StoredSource, 'kind' | 'name' | 'url' | 'specUrl' | 'baseUrl' | 'tools'> & { spec?: unknown; headers: Record<string, string> };
+
+/** Every column but the document (`spec`), whose `info` is enough for a listing. */
+const COLUMNS = [
+  'id',
+  'user_id',
+  'tenant_id',
+  'kind',
+  'name',
+  'url',
+  'spec_url',
+  'base_url',
+  'headers_enc',
+  'header_names',
+  'tools',
+  'created_at',
+  'updated_at',
+];
 
 type Row = Record<string, unknown>;
 const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505';
@@ -57,7 +77,7 @@ export class ToolSourceStore {
     try {
       const [r] = await this.sql`INSERT INTO tool_sources (id, user_id, tenant_id, kind, name, url, spec_url, base_url, spec, headers_enc, header_names, tools)
         VALUES (${id}, ${owner.userId}, ${owner.tenantId}, ${s.kind}, ${s.name}, ${s.url ?? null}, ${s.specUrl ?? null}, ${s.baseUrl ?? null},
-          ${s.spec === undefined ? null : json(s.spec)}, ${enc}, ${Object.keys(s.headers)}, ${json(s.tools)}) RETURNING *`;
+          ${s.spec === undefined ? null : json(s.spec)}, ${enc}, ${Object.keys(s.headers)}, ${json(s.tools)}) RETURNING ${this.sql(COLUMNS)}, spec->'info' AS info`;
       return this.toSource(r!);
     } catch (err) {
       if (isUniqueViolation(err))
@@ -68,10 +88,23 @@ export class ToolSourceStore {
 
   /** The owner's sources (of one kind), oldest first. */
   async list(owner: SourceOwner, kind?: SourceKind): Promise<StoredSource[]> {
+    const cols = this.sql(COLUMNS);
     const rows = kind
-      ? await this.sql`SELECT * FROM tool_sources WHERE user_id IS NOT DISTINCT FROM ${owner.userId}::uuid AND kind = ${kind} ORDER BY created_at, id`
-      : await this.sql`SELECT * FROM tool_sources WHERE user_id IS NOT DISTINCT FROM ${owner.userId}::uuid ORDER BY created_at, id`;
+      ? await this
+          .sql`SELECT ${cols}, spec->'info' AS info FROM tool_sources WHERE user_id IS NOT DISTINCT FROM ${owner.userId}::uuid AND kind = ${kind} ORDER BY created_at, id`
+      : await this.sql`SELECT ${cols}, spec->'info' AS info FROM tool_sources WHERE user_id IS NOT DISTINCT FROM ${owner.userId}::uuid ORDER BY created_at, id`;
     return rows.map((r) => this.toSource(r));
+  }
+
+  /** A source's headers, decrypted (throws when they cannot be: a changed CHANNEL_SECRET_KEY, a tampered row). */
+  headersOf(s: Pick<StoredSource, 'id' | 'headersEnc'>): Record<string, string> {
+    return decryptCredentials(this.key, s.id, s.headersEnc);
+  }
+
+  /** An OpenAPI source's document as registered. */
+  async specOf(id: string): Promise<unknown> {
+    const [r] = await this.sql`SELECT spec FROM tool_sources WHERE id = ${id}`;
+    return r?.spec ?? undefined;
   }
 
   async count(owner: SourceOwner): Promise<number> {
@@ -92,17 +125,16 @@ export class ToolSourceStore {
   }
 
   private toSource(r: Row): StoredSource {
-    const id = r.id as string;
     return {
-      id,
+      id: r.id as string,
       owner: { userId: (r.user_id as string | null) ?? null, tenantId: (r.tenant_id as string | null) ?? null },
       kind: r.kind as SourceKind,
       name: r.name as string,
       ...(r.url ? { url: r.url as string } : {}),
       ...(r.spec_url ? { specUrl: r.spec_url as string } : {}),
       ...(r.base_url ? { baseUrl: r.base_url as string } : {}),
-      ...(r.spec !== null && r.spec !== undefined ? { spec: r.spec } : {}),
-      headers: decryptCredentials(this.key, id, r.headers_enc as string),
+      ...(r.info && typeof r.info === 'object' ? { info: r.info as StoredSource['info'] } : {}),
+      headersEnc: r.headers_enc as string,
       headerNames: (r.header_names as string[]) ?? [],
       tools: (r.tools as unknown[]) ?? [],
       createdAt: date(r.created_at),

@@ -47,7 +47,9 @@ export const template: Workflow = async (ctx, p) => {
       last = turn;
     } else {
       const tool = step.type === 'tool' ? deps.tools?.get(step.tool) : undefined;
-      if (step.type === 'tool' && !tool) throw new AppError(Code.FailedPrecondition, `template ${tpl.key} step "${step.id}": unknown tool ${step.tool}`);
+      // A step already recorded needs no tool (its source may be down while the task replays).
+      if (step.type === 'tool' && !tool && !ctx.isRecorded(name))
+        throw new AppError(Code.FailedPrecondition, `template ${tpl.key} step "${step.id}": unknown tool ${step.tool}`);
       // A tool policy holds the step for a person; refused, the template cannot go on.
       const verdict =
         step.type === 'tool' && agent.approveTool && !ctx.isRecorded(name)

@@ -6,12 +6,13 @@
  * - `startMcpHttpServer`: streamable HTTP on node:http, stateful (one SDK `Server` per session)
  *   so that `notifications/tools/list_changed` reaches clients over their standalone SSE stream;
  *   `stop()`/`restart()` take it away and bring it back on the same port (sessions are lost, as
- *   with a real restart).
+ *   with a real restart). It records what it receives and can misbehave on purpose: hold
+ *   requests unanswered, cut its notification streams, answer tools/list pages of its own.
  * - `MCP_STDIO_SERVER`: the path of a fixed stdio server script (test/helpers/mcp-stdio-server.mjs).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -48,6 +49,8 @@ export interface McpHttpServerOptions {
   version?: string;
   /** tools/list answers pages of this many tools (with a cursor); default all in one page. */
   pageSize?: number;
+  /** Answers tools/list itself (pages, cursors, duplicates as a misbehaving server would); `tools` still serve calls. */
+  listPage?: (cursor: string | undefined) => { tools: McpTestTool[]; nextCursor?: string } | Promise<{ tools: McpTestTool[]; nextCursor?: string }>;
 }
 
 export interface McpHttpServer {
@@ -60,6 +63,14 @@ export interface McpHttpServer {
   setTools(tools: McpTestTool[]): Promise<void>;
   /** Sessions currently open. */
   sessions(): number;
+  /** Every HTTP request received, in order: `GET`, `DELETE`, or `POST <JSON-RPC method>`. */
+  received: string[];
+  /** TCP connections open to it now. */
+  openConnections(): number;
+  /** Requests (named as in `received`) it leaves unanswered from now on, until called again. */
+  hold(what: (request: string) => boolean): void;
+  /** Cuts every open notification (GET) stream, as a proxy closing idle streams does. */
+  cutStreams(): void;
   /** Forgets every session (as a server whose sessions expired): their next request is answered 404. */
   expireSessions(): Promise<void>;
   /** Takes the server away: connections cut, sessions closed, port released. */
@@ -74,6 +85,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   /** The client's standalone GET SSE stream is open: notifications reach it. */
   streamOpen: boolean;
+  /** That stream's response. */
+  stream?: ServerResponse;
 }
 
 const flatHeaders = (h: Record<string, string | string[] | undefined> | undefined): Record<string, string> => {
@@ -87,18 +100,25 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
   const calls: McpRecordedCall[] = [];
   const sessions = new Map<string, Session>();
   const streamWaiters = new Set<() => void>();
+  const received: string[] = [];
+  let held: (request: string) => boolean = () => false;
 
   const newSession = (): Session => {
     const server = new Server({ name: opts.name ?? 'test-mcp', version: opts.version ?? '1.2.3' }, { capabilities: { tools: { listChanged: true } } });
-    server.setRequestHandler(ListToolsRequestSchema, (req) => {
+    const listed = (t: McpTestTool) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema as { type: 'object' },
+      annotations: t.readOnly === undefined ? undefined : { readOnlyHint: t.readOnly },
+    });
+    server.setRequestHandler(ListToolsRequestSchema, async (req) => {
+      if (opts.listPage) {
+        const page = await opts.listPage(req.params?.cursor);
+        return { tools: page.tools.map(listed), nextCursor: page.nextCursor };
+      }
       const start = req.params?.cursor ? Number(req.params.cursor) : 0;
       const size = opts.pageSize ?? tools.length;
-      const page = tools.slice(start, start + size).map((t) => ({
-        name: t.name,
-        description: t.description,
-        inputSchema: t.inputSchema as { type: 'object' },
-        annotations: t.readOnly === undefined ? undefined : { readOnlyHint: t.readOnly },
-      }));
+      const page = tools.slice(start, start + size).map(listed);
       return { tools: page, nextCursor: start + size < tools.length ? String(start + size) : undefined };
     });
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
@@ -122,6 +142,20 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let body: unknown;
+    if (req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        res.writeHead(400).end('not JSON');
+        return;
+      }
+    }
+    const what = req.method === 'POST' ? `POST ${String((body as { method?: string }).method)}` : (req.method ?? '');
+    received.push(what);
+    if (held(what)) return;
     const id = req.headers['mcp-session-id'];
     const known = typeof id === 'string' ? sessions.get(id) : undefined;
     if (typeof id === 'string' && !known) {
@@ -142,19 +176,25 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
           return writeHead(...a);
         }) as ServerResponse['writeHead'];
         res.on('close', () => (known.streamOpen = false));
+        known.stream = res;
       }
-      await known.transport.handleRequest(req, res);
+      await known.transport.handleRequest(req, res, body);
       return;
     }
     const s = newSession();
     await s.server.connect(s.transport);
-    await s.transport.handleRequest(req, res);
+    await s.transport.handleRequest(req, res, body);
   };
 
   const http = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
+  });
+  const sockets = new Set<Socket>();
+  http.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
   });
   const listen = (port: number) => new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
   await listen(0);
@@ -178,6 +218,14 @@ export async function startMcpHttpServer(opts: McpHttpServerOptions): Promise<Mc
     port,
     calls,
     sessions: () => sessions.size,
+    received,
+    openConnections: () => sockets.size,
+    hold(what) {
+      held = what;
+    },
+    cutStreams() {
+      for (const s of sessions.values()) s.stream?.socket?.destroy();
+    },
     async setTools(list) {
       tools = list;
       // A client opens its notification stream just after initializing: wait (briefly) for it.
