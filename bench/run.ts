@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N]`
  *
- * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, openai, claims, waits, swarm. Default: all of them.
+ * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, openai, claims, waits, swarm, rss. Default: all of them.
  * Prints a table per benchmark (measured figures, the references measured in the same run,
  * ratios, and stated references clearly labelled) and writes everything as JSON to
  * bench/results/latest.json. Traffic goes to 127.0.0.1 only; every phase is bounded in time
@@ -19,6 +19,7 @@ import { runClaims } from './claims.js';
 import { runOpenAi } from './openai.js';
 import { runWaits } from './waits.js';
 import { runSwarm } from './swarm.js';
+import { runRss } from './rss.js';
 import { startNats, startPg, type Pg } from './lib/infra.js';
 import { ROOT, TASKSET, killAll, killAllSync } from './lib/proc.js';
 
@@ -33,6 +34,7 @@ interface Args {
   claims: boolean;
   waits: boolean;
   swarm: boolean;
+  rss: boolean;
   profile: boolean;
   pin: boolean;
   quick: boolean;
@@ -44,7 +46,7 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const names = argv.filter((a) => !a.startsWith('--'));
   const flags = argv.filter((a) => a.startsWith('--'));
-  const known = ['fanout', 'idle', 'intake', 'agents', 'openai', 'claims', 'waits', 'swarm', ...SHAPES.map((s) => `fanout:${s.name}`)];
+  const known = ['fanout', 'idle', 'intake', 'agents', 'openai', 'claims', 'waits', 'swarm', 'rss', ...SHAPES.map((s) => `fanout:${s.name}`)];
   for (const n of names) if (!known.includes(n)) throw new Error(`unknown benchmark ${JSON.stringify(n)}; known: ${known.join(', ')}`);
   const all = names.length === 0;
   const fanoutShapes = all || names.includes('fanout') ? SHAPES.map((s) => s.name) : names.filter((n) => n.startsWith('fanout:')).map((n) => n.slice(7));
@@ -56,6 +58,7 @@ function parseArgs(argv: string[]): Args {
     claims: all || names.includes('claims'),
     waits: all || names.includes('waits'),
     swarm: all || names.includes('swarm'),
+    rss: all || names.includes('rss'),
     openai: all || names.includes('openai'),
     profile: false,
     pin: true,
@@ -205,6 +208,12 @@ async function main(): Promise<void> {
     if (args.swarm) {
       const r = await withNats((nats) => runSwarm({ nats, pg: db, quick: args.quick, log }));
       results.swarm = r.results;
+      process.stdout.write(r.report);
+    }
+    if (args.rss) {
+      // The embedded defaults bring their own nats-server and database.
+      const r = await runRss({ quick: args.quick, log });
+      results.rss = r.results;
       process.stdout.write(r.report);
     }
   } finally {

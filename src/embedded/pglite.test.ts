@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMBEDDED_PG_MAX_CONNECTIONS, startEmbeddedPostgres } from './pglite.js';
+import { EMBEDDED_PG_MAX_CONNECTIONS, EMBEDDED_PG_SHARED_BUFFERS, startEmbeddedPostgres } from './pglite.js';
 
 describe('startEmbeddedPostgres', () => {
   let parent: string;
@@ -26,6 +26,9 @@ describe('startEmbeddedPostgres', () => {
     try {
       const [row] = await sql`select ${41}::int + 1 as n, ${'héllo'}::text as s`;
       expect(row).toEqual({ n: 42, s: 'héllo' });
+      // Lean: small shared buffers (PGlite's other start parameters kept: UTC, search_path public).
+      const [settings] = await sql`select current_setting('shared_buffers') as sb, current_setting('TimeZone') as tz, current_setting('search_path') as sp`;
+      expect(settings).toEqual({ sb: EMBEDDED_PG_SHARED_BUFFERS, tz: 'UTC', sp: 'public' });
 
       await sql`create table items (id serial primary key, doc jsonb not null, at timestamptz not null)`;
       const doc = { a: 1, nested: { list: [1, 'two', null], ok: true }, text: 'é€' };

@@ -29,7 +29,16 @@
  * stop two processes from opening one data directory (which would corrupt it), so a lock
  * file `pglite.lock` holding the owner's pid guards it; a lock left by a dead process is
  * taken over.
+ *
+ * Memory (the embedded default's idle RSS): PGlite's WASM heap holds Postgres's shared
+ * buffers, 128 MB by default; an embedded database of a single service is small, and the OS
+ * page cache still holds its files, so it starts with `shared_buffers` EMBEDDED_PG_SHARED_BUFFERS
+ * (about 140 MB less RSS). A new data directory is created (initdb) in a short-lived child
+ * process: initdb's own WASM instance, about 500 MB, is never released by the process that
+ * ran it, so the service's first start would otherwise hold it for good.
  */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -40,6 +49,46 @@ export const EMBEDDED_PG_MAX_CONNECTIONS = 1;
 
 /** TCP clients the socket server accepts at once (not the recommended pool size). */
 const SERVER_MAX_CONNECTIONS = 16;
+
+/** Postgres's `shared_buffers` inside PGlite (its default, 128MB, is most of an idle service's memory). */
+export const EMBEDDED_PG_SHARED_BUFFERS = '16MB';
+
+/** Longest an initdb of a new data directory may take in its child process. */
+const INITDB_TIMEOUT_MS = 120_000;
+
+/** PGlite's own start parameters (its static `defaultStartParams`) with the shared buffers set. */
+function startParams(): string[] | undefined {
+  const defaults = (PGlite as unknown as { defaultStartParams?: unknown }).defaultStartParams;
+  // A PGlite without the list: its own defaults, unchanged (only memory is lost, not behaviour).
+  if (!Array.isArray(defaults) || !defaults.every((x) => typeof x === 'string')) return undefined;
+  return [...defaults, '-c', `shared_buffers=${EMBEDDED_PG_SHARED_BUFFERS}`];
+}
+
+/**
+ * Creates a new data directory (initdb) in a child process that exits when done; nothing is
+ * done when `dataDir` already holds a database. The child is killed if this process exits first.
+ */
+async function initdbApart(dataDir: string): Promise<void> {
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return;
+  const url = import.meta.resolve('@electric-sql/pglite');
+  const script = `const { PGlite } = await import(${JSON.stringify(url)}); const db = await PGlite.create({ dataDir: process.argv[1] }); await db.close();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, dataDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  const timer = setTimeout(kill, INITDB_TIMEOUT_MS);
+  try {
+    const code = await new Promise<number | null>((res, rej) => {
+      child.once('error', rej);
+      child.once('exit', (c) => res(c));
+    });
+    if (code !== 0) throw new Error(`embedded database ${dataDir}: initdb failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  } finally {
+    clearTimeout(timer);
+    process.removeListener('exit', kill);
+  }
+}
 
 export interface EmbeddedPostgresOptions {
   /** Data directory; created if missing, reused (persistent) if present. */
@@ -95,7 +144,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   let db: PGlite | undefined;
   let server: PGLiteSocketServer;
   try {
-    db = await PGlite.create({ dataDir });
+    await initdbApart(dataDir);
+    db = await PGlite.create({ dataDir, startParams: startParams() });
     server = new PGLiteSocketServer({
       db,
       host,
