@@ -6,7 +6,7 @@
 // package.json (the version) and config/ are read from the package root, one level above
 // dist/ as above src/, so both `node dist/main.js` and `node --import tsx src/main.ts` work.
 import { spawnSync } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -20,4 +20,6 @@ if (r.status !== 0) process.exit(r.status ?? 1);
 cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true });
 for (const f of ['python-worker.mjs', 'calculator-worker.mjs', 'calculator-eval.mjs', 'calculator-limits.mjs'])
   cpSync(at(`src/tools/${f}`), at(`dist/tools/${f}`));
+// scripts/build-if-stale.mjs (npm start) compares src/ with this stamp.
+writeFileSync(at('dist/.built'), `${new Date().toISOString()}\n`);
 console.log('built dist/: node dist/main.js (service), node dist/cli/main.js (CLI, also bin/taskorch.mjs)');

@@ -78,7 +78,7 @@ describe('parsers', () => {
     expect(parseSentiment('No opinion at all.')).toBeUndefined();
   });
 
-  it('reads a Form 4: every owner and relationship, each non-derivative row; anything else is no ownership document', () => {
+  it('reads a Form 4: every owner and relationship, each non-derivative row; anything else is no ownership document', async () => {
     const xml = `<ownershipDocument>
       <reportingOwner><reportingOwnerId><rptOwnerName>Fund LP</rptOwnerName></reportingOwnerId>
         <reportingOwnerRelationship><isTenPercentOwner>true</isTenPercentOwner></reportingOwnerRelationship></reportingOwner>
@@ -91,7 +91,7 @@ describe('parsers', () => {
           <transactionAcquiredDisposedCode><value>A</value></transactionAcquiredDisposedCode></transactionAmounts>
         <ownershipNature><directOrIndirectOwnership><value>I</value></directOrIndirectOwnership></ownershipNature>
       </nonDerivativeTransaction></nonDerivativeTable></ownershipDocument>`;
-    expect(parseForm4(xml)).toEqual([
+    expect(await parseForm4(xml)).toEqual([
       {
         insider_name: 'Fund LP; Fund GP LLC',
         relationship: '10% Owner; Other (General partner)',
@@ -107,7 +107,7 @@ describe('parsers', () => {
         ownership: 'I',
       },
     ]);
-    expect(parseForm4('<html><body>Form 4</body></html>')).toBeUndefined();
+    expect(await parseForm4('<html><body>Form 4</body></html>')).toBeUndefined();
   });
 
   it('matches forms with their amendments and both names of the 13D schedule', () => {

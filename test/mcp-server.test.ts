@@ -388,7 +388,7 @@ describe('the MCP server alone', () => {
 
   async function serve(f: McpFacade, o: { limit?: WaitLimit; heartbeatMs?: number } = {}): Promise<Client> {
     const limit = o.limit ?? new WaitLimit();
-    const server = createMcpServer(f, { name: 'test', version: '0' }, log, { claimWait: () => limit.claim('k'), heartbeatMs: o.heartbeatMs });
+    const server = await createMcpServer(f, { name: 'test', version: '0' }, log, { claimWait: () => limit.claim('k'), heartbeatMs: o.heartbeatMs });
     const [ct, st] = InMemoryTransport.createLinkedPair();
     await server.connect(st);
     const c = new Client({ name: 'mcp-server-test', version: '1.0.0' });

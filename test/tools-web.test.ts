@@ -25,8 +25,8 @@ const ARTICLE = `<!doctype html>
 </body></html>`;
 
 describe('HTML to markdown', () => {
-  it('keeps headings, paragraphs, lists and absolute links; drops scripts', () => {
-    const { title, markdown, links } = htmlToMarkdown(ARTICLE, 'http://site.test/posts/actors');
+  it('keeps headings, paragraphs, lists and absolute links; drops scripts', async () => {
+    const { title, markdown, links } = await htmlToMarkdown(ARTICLE, 'http://site.test/posts/actors');
     expect(title).toMatch(/Sample Article/);
     expect(markdown).toMatch(/^#+ Understanding Actors$/m);
     expect(markdown).toMatch(/^#+ Message Passing$/m);
@@ -37,16 +37,16 @@ describe('HTML to markdown', () => {
     expect(links).toEqual(['http://site.test/', 'http://site.test/about', 'http://site.test/docs/messages']);
   });
 
-  it('falls back to the whole body when Readability finds no article', () => {
+  it('falls back to the whole body when Readability finds no article', async () => {
     const html =
       '<html><head><title>Contact</title></head><body><footer><h3>Contact us</h3><p>Write to <a href="/mail">the office</a></p></footer></body></html>';
-    const { markdown } = htmlToMarkdown(html, 'http://site.test/');
+    const { markdown } = await htmlToMarkdown(html, 'http://site.test/');
     expect(markdown).toContain('### Contact us');
     expect(markdown).toContain('[the office](http://site.test/mail)');
   });
 
-  it('handles markup without html/head/body tags', () => {
-    const { title, markdown } = htmlToMarkdown(
+  it('handles markup without html/head/body tags', async () => {
+    const { title, markdown } = await htmlToMarkdown(
       '<!doctype html>\n<title>Bare</title>\n<h2>Heading</h2><p>Body <a href="x">link</a></p>',
       'http://site.test/dir/',
     );

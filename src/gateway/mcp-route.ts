@@ -17,14 +17,14 @@
  * request. The SDK's transport speaks web Request/Response: the uWS request becomes a Request
  * (its JSON body read by the gateway's one JSON reader), the Response is streamed back chunk by
  * chunk, waiting for the socket to drain when it pushes back; a client that goes away closes
- * the server, which aborts its calls (a waited task runs on).
+ * the server, which aborts its calls (a waited task runs on). The SDK's server side is loaded
+ * by the first request to /mcp, not at start-up.
  *
  * `mcpPaths` holds the OpenAPI entry, for openapi.ts to spread.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { AgentCatalogue } from '../agents/index.js';
-import { badRequest, toAppError, type Logger } from '../kernel/index.js';
+import { badRequest, lazyImport, toAppError, type Logger } from '../kernel/index.js';
 import { WaitLimit, createMcpServer } from '../mcpserver/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import { STATUS_TEXT, parseJsonBody, route, type Handler, type Reply, type Req, type RouteIo } from './http.js';
@@ -39,6 +39,10 @@ export interface McpRouteDeps extends RouteDeps {
   /** The service's version, as the MCP server announces it. */
   version: string;
 }
+
+const loadTransport = lazyImport(
+  async () => (await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')).WebStandardStreamableHTTPServerTransport,
+);
 
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}): Reply => ({
   status,
@@ -166,13 +170,16 @@ export function registerMcpRoute(app: TemplatedApp, d: McpRouteDeps): void {
         Allow: 'POST, DELETE',
       });
     }
-    const server = createMcpServer(mcpFacadeFor(d, p, { traceparent: req.headers.traceparent }), { name: 'taskorch', version: d.version }, d.log, {
-      claimWait: () => waits.claim(p.key),
-    });
+    const [server, Transport] = await Promise.all([
+      createMcpServer(mcpFacadeFor(d, p, { traceparent: req.headers.traceparent }), { name: 'taskorch', version: d.version }, d.log, {
+        claimWait: () => waits.claim(p.key),
+      }),
+      loadTransport(),
+    ]);
     const close = () => void server.close().catch((err: unknown) => d.log.debug({ err }, 'mcp: server close failed'));
     io.state.onAbort = close;
     try {
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const transport = new Transport({ sessionIdGenerator: undefined });
       await server.connect(transport);
       if (io.state.aborted) return undefined;
       const response = await transport.handleRequest(

@@ -25,4 +25,5 @@ export type { RolePreset } from './roles.js';
 export { secretFileIn } from './secret-file.js';
 export { backoffDelay } from './backoff.js';
 export type { Backoff } from './backoff.js';
+export { lazyImport } from './lazy.js';
 export { MAX_VERSION_LENGTH, compareVersions, isPrerelease, isVersion, latestVersion } from './version.js';

@@ -11,10 +11,13 @@
  * message (bad arguments name the field; another user's task is `Task not found`); an internal
  * error's text is never shown. A name that is no tool of this listing is a JSON-RPC error
  * (InvalidParams), as the spec asks.
+ *
+ * The SDK's server side (with zod) is loaded by the first request to /mcp, not at start-up: a
+ * service nobody uses as an MCP server never holds it.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { toAppError, type Logger } from '../kernel/index.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { lazyImport, toAppError, type Logger } from '../kernel/index.js';
 import { catalogueTools } from './catalogue-tools.js';
 import type { McpFacade } from './facade.js';
 import { errorResult, type TaskProgress, type ToolEntry } from './results.js';
@@ -38,13 +41,16 @@ const INSTRUCTIONS =
   'agent_<id> tools run one catalogue agent and by default wait for its result; tool_<name> tools run one tool at once. ' +
   'A wait ends after timeout_seconds (default 45) with the task id and status; the task runs on: poll get_task.';
 
+const loadSdk = lazyImport(() => Promise.all([import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/types.js')]));
+
 function failure(err: unknown, log: Logger): CallToolResult {
   const e = toAppError(err);
   if (!e.isPublic) log.error({ err }, 'mcp: tool call failed');
   return errorResult(e.isPublic ? e.message : 'Internal server error');
 }
 
-export function createMcpServer(facade: McpFacade, info: McpServerInfo, log: Logger, o: McpServerOptions): Server {
+export async function createMcpServer(facade: McpFacade, info: McpServerInfo, log: Logger, o: McpServerOptions): Promise<Server> {
+  const [{ Server }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] = await loadSdk();
   const server = new Server(info, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const tasks = new Map(taskTools(facade).map((e) => [e.tool.name, e]));
   let listing: Promise<Map<string, ToolEntry> | undefined> | undefined;

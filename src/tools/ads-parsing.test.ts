@@ -63,12 +63,12 @@ describe('vendor result shapes', () => {
 });
 
 describe('regionOf', () => {
-  it('is 2000 + the ISO 3166 numeric code, any case; an unknown code is bad arguments', () => {
-    expect(regionOf('US')).toBe('2840');
-    expect(regionOf('jp')).toBe('2392');
-    expect(regionOf('AL')).toBe('2008');
-    expect(() => regionOf('XX')).toThrow(ToolError);
-    expect(() => regionOf('XX')).toThrow('country "XX" is not an ISO 3166 alpha-2 country code');
+  it('is 2000 + the ISO 3166 numeric code, any case; an unknown code is bad arguments', async () => {
+    expect(await regionOf('US')).toBe('2840');
+    expect(await regionOf('jp')).toBe('2392');
+    expect(await regionOf('AL')).toBe('2008');
+    await expect(regionOf('XX')).rejects.toThrow(ToolError);
+    await expect(regionOf('XX')).rejects.toThrow('country "XX" is not an ISO 3166 alpha-2 country code');
   });
 });
 

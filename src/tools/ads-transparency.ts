@@ -10,8 +10,9 @@
  * `platforms` overrides which blocks are queried (each separately); otherwise `platform` (or all
  * Google surfaces, block `google`), plus `social` when social_platform is given. A platform that
  * fails is listed in `errors` and the others still answer; when every one fails the call fails.
+ * The country table (i18n-iso-countries) is loaded by the first call, not at start-up.
  */
-import countries from 'i18n-iso-countries';
+import { lazyImport } from '../kernel/index.js';
 import { type AdsVendorSettings, adLibraryPages, serpApiSearch, text } from './ads-client.js';
 import { SOCIAL_PLATFORMS, type SocialPlatform, competitorsOf, socialAds, SOCIAL_SOURCE } from './ads-social-library.js';
 import { type Tool, type ToolContext, ToolError, type ToolOutput } from './tool.js';
@@ -39,9 +40,11 @@ const CREATIVES_PER_BLOCK = 100;
 const SOCIAL_ADS_SHOWN = 20;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
+const isoCountries = lazyImport(async () => (await import('i18n-iso-countries')).default);
+
 /** The vendor's numeric region of an ISO 3166 alpha-2 country (Google geo target ids: 2000 + ISO numeric). */
-export function regionOf(country: string): string {
-  const numeric = countries.alpha2ToNumeric(country.toUpperCase());
+export async function regionOf(country: string): Promise<string> {
+  const numeric = (await isoCountries()).alpha2ToNumeric(country.toUpperCase());
   if (!numeric) throw new ToolError(`country ${JSON.stringify(country)} is not an ISO 3166 alpha-2 country code`, 'bad_arguments');
   return String(2000 + Number(numeric));
 }
@@ -75,7 +78,7 @@ export async function googleTransparency(
       engine: 'google_ads_transparency_center',
       advertiser_id: a.advertiser_id,
       text: a.domain,
-      region: a.country ? regionOf(a.country) : undefined,
+      region: a.country ? await regionOf(a.country) : undefined,
       platform,
       creative_format: a.creative_format?.toLowerCase(),
       start_date: a.start_date?.replace(/-/g, ''),
@@ -181,6 +184,7 @@ export function adsTransparencyTool(s: AdsVendorSettings): Tool<AdsTransparencyA
     // Not offered to models without its vendor key (a direct call says which variable to set).
     available: !!(s.serpApiKey || s.metaAccessToken),
     retryable: true,
+    prepare: async () => void (await isoCountries()),
     async run(raw, ctx): Promise<ToolOutput> {
       const a: AdsTransparencyArgs = {
         ...raw,
@@ -192,7 +196,7 @@ export function adsTransparencyTool(s: AdsVendorSettings): Tool<AdsTransparencyA
       const from = checkDate(a.start_date, 'start_date');
       const to = checkDate(a.end_date, 'end_date');
       if (from && to && from > to) throw new ToolError(`start_date ${from} is after end_date ${to}`, 'bad_arguments');
-      if (a.country) regionOf(a.country);
+      if (a.country) await regionOf(a.country);
       const queried: string[] = a.platforms?.length ? [...new Set(a.platforms)] : [a.platform ?? 'GOOGLE', ...(a.social_platform ? ['SOCIAL'] : [])];
       // A filter for a block that is not queried would be silently ignored: refused instead.
       if (a.social_platform && !queried.includes('SOCIAL'))

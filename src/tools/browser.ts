@@ -3,8 +3,9 @@
  * Chromium/Chrome binary, BROWSER_EXECUTABLE_PATH) driven by playwright-core.
  *
  * Lifecycle: one browser process per service process, launched on the first page asked for
- * (start-up never needs it), relaunched on the next call if it crashed, and closed with the tool
- * registry (ToolRegistry.close at shutdown), its guard proxy with it. Concurrency: at most
+ * (start-up never needs it, nor loads playwright-core, ~90 MB of memory once imported),
+ * relaunched on the next call if it crashed, and closed with the tool registry
+ * (ToolRegistry.close at shutdown), its guard proxy with it. Concurrency: at most
  * BROWSER_MAX_PAGES pages at once; further calls wait their turn (their own time limit and
  * cancellation still apply while they wait). Isolation: every call gets its own browser context
  * (no cookies, storage or cache shared between calls or users), closed when the call ends or is
@@ -13,7 +14,8 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import pLimit from 'p-limit';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { lazyImport } from '../kernel/index.js';
 import { startBrowserGuard, type BrowserGuard } from './browser-guard.js';
 import { ToolError } from './tool.js';
 
@@ -37,6 +39,8 @@ const VIEWPORTS: Record<Device, { width: number; height: number; isMobile: boole
   tablet: { width: 820, height: 1180, isMobile: true, hasTouch: true },
   mobile: { width: 390, height: 844, isMobile: true, hasTouch: true },
 };
+
+const playwright = lazyImport(() => import('playwright-core'));
 
 const INSTALL_HINT = "install Debian's chromium (apt-get install chromium) or set BROWSER_EXECUTABLE_PATH to a Chromium or Chrome binary";
 const PATH_NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
@@ -145,6 +149,7 @@ export class BrowserPool {
   }
 
   private async launch(executablePath: string): Promise<Running> {
+    const { chromium } = await playwright();
     const guard = await startBrowserGuard(this.allowHosts);
     let browser: Browser;
     try {

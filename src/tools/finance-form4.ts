@@ -3,9 +3,12 @@
  * XML `ownershipDocument` (https://www.sec.gov/info/edgar/specifications/ownershipxmltechspec):
  * the reporting owner(s) and their relationship to the issuer, and each row of the
  * non-derivative table (common stock bought, sold, granted, withheld...). Derivative rows
- * (options, units) are left out: their shares are rights, not stock.
+ * (options, units) are left out: their shares are rights, not stock. The XML parser (linkedom)
+ * is loaded with the first document read, not at start-up.
  */
-import { DOMParser } from 'linkedom';
+import { lazyImport } from '../kernel/index.js';
+
+const linkedom = lazyImport(() => import('linkedom'));
 
 export interface InsiderTransaction {
   insider_name: string;
@@ -71,7 +74,8 @@ function relationshipOf(owner: El): string {
 }
 
 /** The non-derivative transactions of a Form 4; undefined when the text is no ownership document. */
-export function parseForm4(xml: string): InsiderTransaction[] | undefined {
+export async function parseForm4(xml: string): Promise<InsiderTransaction[] | undefined> {
+  const { DOMParser } = await linkedom();
   const doc = new DOMParser().parseFromString(xml, 'text/xml') as unknown as El;
   if (!doc.querySelector('ownershipDocument')) return undefined;
   const owners = Array.from(doc.querySelectorAll('reportingOwner'));

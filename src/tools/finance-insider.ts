@@ -102,7 +102,7 @@ export function insiderTransactionsTool(edgar: EdgarClient): Tool<InsiderArgs> {
               if (ctx.signal.aborted || (err instanceof ToolError && err.kind === 'not_configured')) throw err;
               return skip((err as Error).message);
             }
-            const parsed = parseForm4(xml);
+            const parsed = await parseForm4(xml);
             if (!parsed) return skip(`${f.accession}/${file} is not an ownership document`);
             const filing_url = edgar.filingUrl(company.cik, f);
             return parsed.map((t) => ({ ...t, filed_date: f.filedDate, filing_url }));

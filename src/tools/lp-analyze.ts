@@ -11,8 +11,8 @@
  * unset with language ja/zh/ko (the spec's auto), the output says OCR was not performed and why,
  * and the text comes from the page's DOM instead.
  */
-import { parseHTML } from 'linkedom';
 import type { BlobStore } from '../bus/index.js';
+import { lazyImport } from '../kernel/index.js';
 import { capturePage, InlineBudget, screenshotRef, screenshotUrl, type ScreenshotRef } from './browser-capture.js';
 import type { BrowserPool, Device } from './browser.js';
 import { ToolError, type ToolContext, type ToolModel } from './tool.js';
@@ -65,9 +65,13 @@ export interface PageStructure {
   images_without_alt: number;
 }
 
+/** The DOM the page's structure is read with: loaded with the first page analysed, not at start-up. */
+const linkedom = lazyImport(() => import('linkedom'));
+
 const squash = (s: string | null | undefined, max = 200) => (s ?? '').replace(/\s+/g, ' ').trim().slice(0, max);
 
-export function pageStructure(html: string): PageStructure {
+export async function pageStructure(html: string): Promise<PageStructure> {
+  const { parseHTML } = await linkedom();
   const { document } = parseHTML(html) as any;
   const headings = Array.from(document.querySelectorAll('h1, h2, h3'))
     .map((h: any) => ({ level: Number(h.tagName.slice(1)), text: squash(h.textContent) }))
@@ -136,8 +140,8 @@ export async function analyzeLandingPage(deps: LpDeps, r: LpRequest, ctx: ToolCo
   const budget = r.inlineBudget ?? new InlineBudget();
   // Twice: an inline screenshot is also screenshot_url (a data: URL).
   const screenshot = await screenshotRef(c.png, deps.blobs, owner, budget, 2);
-  const { markdown } = htmlToMarkdown(c.html ?? '', c.finalUrl);
-  const structure = pageStructure(c.html ?? '');
+  const { markdown } = await htmlToMarkdown(c.html ?? '', c.finalUrl);
+  const structure = await pageStructure(c.html ?? '');
   const sections: Array<Record<string, unknown>> = [];
   for (const s of c.sections ?? []) {
     const shot: ScreenshotRef = await screenshotRef(s.png, deps.blobs, owner, budget);

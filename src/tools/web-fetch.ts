@@ -3,12 +3,12 @@
  * site) and `web_crawl` (a small breadth-first crawl of one origin). Every request goes through the
  * SSRF-guarded client of `./net.ts`. HTML becomes readable markdown: linkedom parses it,
  * Readability keeps the article (the whole body when it finds none), turndown writes markdown.
- * Plain text and JSON pass through.
+ * Plain text and JSON pass through. Those three are loaded with the first page a tool reads
+ * (its `prepare`, outside its time limit), not at start-up: ~35 MB a process that never reads
+ * a page does not hold.
  */
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
 import pLimit from 'p-limit';
+import { lazyImport } from '../kernel/index.js';
 import { type FetchedPage, type FetchPage } from './net.js';
 import { type Tool, type ToolContext, ToolError, type ToolOutput } from './tool.js';
 
@@ -19,6 +19,19 @@ export interface WebFetchDeps {
 
 // ---------------------------------------------------------------------------------------------
 // Page -> readable text
+
+const htmlLibs = lazyImport(async () => {
+  const [{ parseHTML }, { Readability }, { default: TurndownService }] = await Promise.all([
+    import('linkedom'),
+    import('@mozilla/readability'),
+    import('turndown'),
+  ]);
+  return { parseHTML, Readability, TurndownService };
+});
+type HtmlLibs = Awaited<ReturnType<typeof htmlLibs>>;
+
+/** The web tools' `prepare`: the HTML libraries loaded before a call's time limit starts. */
+const prepare = async (): Promise<void> => void (await htmlLibs());
 
 export interface ReadablePage {
   /** Final URL (after redirects). */
@@ -44,7 +57,7 @@ const HEAD_TAGS = new Set(['TITLE', 'META', 'LINK', 'BASE', 'STYLE', 'SCRIPT']);
  * markup has them; a page that omits those optional tags (or a fragment) is rebuilt into a
  * skeleton, head elements to <head>, everything else to <body>.
  */
-function parseDocument(html: string): any {
+function parseDocument(parseHTML: HtmlLibs['parseHTML'], html: string): any {
   const parsed = parseHTML(html).document as any;
   const root = parsed.documentElement;
   if (root && root.tagName === 'HTML' && Array.from(root.children as ArrayLike<any>).some((c) => c.tagName === 'BODY')) return parsed;
@@ -80,7 +93,7 @@ function absolute(href: string | null, base: URL): URL | null {
   }
 }
 
-function turndown(): TurndownService {
+function turndown({ TurndownService }: HtmlLibs): InstanceType<HtmlLibs['TurndownService']> {
   const td = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
   td.remove(NOISE as any);
   return td;
@@ -100,8 +113,9 @@ function tidy(markdown: string): string {
  * HTML to markdown with links resolved against `pageUrl` (or the page's <base href>).
  * Readability picks the main content; when it finds nothing, the whole body is converted.
  */
-export function htmlToMarkdown(html: string, pageUrl: string): { title: string; markdown: string; links: string[] } {
-  const document = parseDocument(html);
+export async function htmlToMarkdown(html: string, pageUrl: string): Promise<{ title: string; markdown: string; links: string[] }> {
+  const libs = await htmlLibs();
+  const document = parseDocument(libs.parseHTML, html);
   let base = new URL(pageUrl);
   const baseHref = absolute(document.querySelector('base[href]')?.getAttribute('href') ?? null, base);
   if (baseHref) base = baseHref;
@@ -135,7 +149,7 @@ export function htmlToMarkdown(html: string, pageUrl: string): { title: string; 
   let contentHtml = '';
   let title = docTitle;
   try {
-    const article = new Readability(document, { charThreshold: 200 }).parse();
+    const article = new libs.Readability(document, { charThreshold: 200 }).parse();
     if (article?.content && (article.textContent ?? '').trim()) {
       contentHtml = article.content;
       title = (article.title ?? '').trim() || docTitle;
@@ -144,7 +158,7 @@ export function htmlToMarkdown(html: string, pageUrl: string): { title: string; 
     // Readability gave up on this markup: use the whole body.
   }
   if (!contentHtml) contentHtml = bodyHtml;
-  return { title, markdown: tidy(turndown().turndown(contentHtml)), links };
+  return { title, markdown: tidy(turndown(libs).turndown(contentHtml)), links };
 }
 
 type Kind = 'html' | 'json' | 'text';
@@ -163,12 +177,12 @@ function kindOf(page: FetchedPage): Kind | null {
 }
 
 /** A fetched page as readable text; throws ToolError for content that is not text. */
-function toReadable(page: FetchedPage): ReadablePage {
+async function toReadable(page: FetchedPage): Promise<ReadablePage> {
   const kind = kindOf(page);
   if (!kind) throw new ToolError(`${page.url} is ${page.contentType.split(';')[0]}, not a web page or text`, 'bad_arguments');
   const base = { url: page.url, status: page.status, contentType: page.contentType, bodyTruncated: page.truncated };
   if (kind === 'html') {
-    const { title, markdown, links } = htmlToMarkdown(page.body, page.url);
+    const { title, markdown, links } = await htmlToMarkdown(page.body, page.url);
     return { ...base, title, content: markdown, links };
   }
   if (kind === 'json') {
@@ -330,6 +344,7 @@ export function webFetchTool(deps: WebFetchDeps): Tool<WebFetchArgs> {
     costPerUse: 0,
     dangerous: false,
     retryable: true,
+    prepare,
     async run(args, ctx): Promise<ToolOutput> {
       const url = urlArg(args.url);
       const maxLength = intArg(args.max_length, FETCH_DEFAULT_LENGTH, 100, FETCH_MAX_LENGTH);
@@ -400,6 +415,7 @@ export function webSubpageFetchTool(deps: WebFetchDeps): Tool<WebSubpageFetchArg
     costPerUse: 0,
     dangerous: false,
     retryable: true,
+    prepare,
     async run(args, ctx): Promise<ToolOutput> {
       const base = urlArg(args.url);
       const limit = intArg(args.limit, SUBPAGE_DEFAULT_LIMIT, 1, SUBPAGE_MAX_LIMIT);
@@ -507,6 +523,7 @@ export function webCrawlTool(deps: WebFetchDeps): Tool<WebCrawlArgs> {
     costPerUse: 0,
     dangerous: false,
     retryable: true,
+    prepare,
     async run(args, ctx): Promise<ToolOutput> {
       const start = urlArg(args.url);
       const maxPages = intArg(args.max_pages, CRAWL_DEFAULT_PAGES, 1, CRAWL_MAX_PAGES);

@@ -6,8 +6,11 @@
  * The backends' URLs come from the operator's configuration, not from a model, so these requests
  * use plain `fetch` and are NOT subject to the SSRF guard of `./net.ts` (a SearXNG instance on
  * the local network is a normal setup).
+ *
+ * Snippets with markup are read as text by linkedom, loaded by the first search (the tool's
+ * `prepare`, outside its time limit) rather than at start-up.
  */
-import { parseHTML } from 'linkedom';
+import { lazyImport } from '../kernel/index.js';
 import { type Tool, ToolError, type ToolOutput } from './tool.js';
 
 const WEB_SEARCH_PROVIDERS = ['searxng', 'brave', 'tavily', 'serper'] as const;
@@ -45,6 +48,9 @@ export type WebSearchArgs = { query: string; max_results?: number };
 const DEFAULT_RESULTS = 5;
 const MAX_RESULTS = 20;
 
+const linkedom = lazyImport(() => import('linkedom'));
+type ParseHtml = Awaited<ReturnType<typeof linkedom>>['parseHTML'];
+
 /** `path` under `base`, keeping any path prefix of base (a SearXNG under /searx/). */
 function endpoint(base: string, path: string): URL {
   try {
@@ -61,7 +67,7 @@ function need<T>(value: T | undefined, variable: string, provider: string): T {
 }
 
 /** Text of a snippet that may carry markup (<strong>) or entities (&amp;). */
-function plain(s: unknown): string {
+function plain(parseHTML: ParseHtml, s: unknown): string {
   if (typeof s !== 'string') return '';
   if (!s.includes('<') && !s.includes('&')) return s.trim();
   const { document } = parseHTML('<!doctype html><html><head></head><body></body></html>') as any;
@@ -69,14 +75,14 @@ function plain(s: unknown): string {
   return String(document.body.textContent ?? '').trim();
 }
 
-function normalise(items: unknown, title: string, url: string, snippet: string): SearchResult[] {
+function normalise(parseHTML: ParseHtml, items: unknown, title: string, url: string, snippet: string): SearchResult[] {
   if (!Array.isArray(items)) return [];
   const out: SearchResult[] = [];
   for (const item of items) {
     if (!item || typeof item !== 'object') continue;
     const r = item as Record<string, unknown>;
     if (typeof r[url] !== 'string' || !r[url]) continue;
-    out.push({ title: plain(r[title]), url: r[url] as string, snippet: plain(r[snippet]) });
+    out.push({ title: plain(parseHTML, r[title]), url: r[url] as string, snippet: plain(parseHTML, r[snippet]) });
   }
   return out;
 }
@@ -84,7 +90,7 @@ function normalise(items: unknown, title: string, url: string, snippet: string):
 interface BackendRequest {
   url: URL;
   init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string };
-  results: (data: any) => SearchResult[];
+  results: (data: any, parseHTML: ParseHtml) => SearchResult[];
 }
 
 function backendRequest(settings: WebSearchSettings, provider: WebSearchProvider, query: string, count: number): BackendRequest {
@@ -94,7 +100,7 @@ function backendRequest(settings: WebSearchSettings, provider: WebSearchProvider
       const url = endpoint(need(settings.searxngUrl, 'SEARXNG_URL', provider), 'search');
       url.searchParams.set('q', query);
       url.searchParams.set('format', 'json');
-      return { url, init: { method: 'GET', headers: json }, results: (d) => normalise(d?.results, 'title', 'url', 'content') };
+      return { url, init: { method: 'GET', headers: json }, results: (d, parse) => normalise(parse, d?.results, 'title', 'url', 'content') };
     }
     case 'brave': {
       const key = need(settings.braveApiKey, 'BRAVE_SEARCH_API_KEY', provider);
@@ -104,7 +110,7 @@ function backendRequest(settings: WebSearchSettings, provider: WebSearchProvider
       return {
         url,
         init: { method: 'GET', headers: { ...json, 'x-subscription-token': key } },
-        results: (d) => normalise(d?.web?.results, 'title', 'url', 'description'),
+        results: (d, parse) => normalise(parse, d?.web?.results, 'title', 'url', 'description'),
       };
     }
     case 'tavily': {
@@ -117,7 +123,7 @@ function backendRequest(settings: WebSearchSettings, provider: WebSearchProvider
           headers: { ...json, 'content-type': 'application/json', authorization: `Bearer ${key}` },
           body: JSON.stringify({ api_key: key, query, max_results: count }),
         },
-        results: (d) => normalise(d?.results, 'title', 'url', 'content'),
+        results: (d, parse) => normalise(parse, d?.results, 'title', 'url', 'content'),
       };
     }
     case 'serper': {
@@ -125,7 +131,7 @@ function backendRequest(settings: WebSearchSettings, provider: WebSearchProvider
       return {
         url: endpoint(settings.serperUrl, 'search'),
         init: { method: 'POST', headers: { ...json, 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ q: query, num: count }) },
-        results: (d) => normalise(d?.organic, 'title', 'link', 'snippet'),
+        results: (d, parse) => normalise(parse, d?.organic, 'title', 'link', 'snippet'),
       };
     }
   }
@@ -163,7 +169,7 @@ async function searchWeb(settings: WebSearchSettings, query: string, count: numb
     if (signal.aborted) throw signal.reason;
     throw new ToolError(`${provider} search returned a response that is not JSON`, 'backend');
   }
-  return req.results(data).slice(0, count);
+  return req.results(data, (await linkedom()).parseHTML).slice(0, count);
 }
 
 export function webSearchTool(settings: WebSearchSettings): Tool<WebSearchArgs> {
@@ -192,6 +198,10 @@ export function webSearchTool(settings: WebSearchSettings): Tool<WebSearchArgs> 
     dangerous: false,
     rateLimitSetting: 'WEB_SEARCH_RATE_LIMIT',
     retryable: true,
+    // Without a backend the call fails at once: nothing worth loading for it.
+    prepare: async () => {
+      if (settings.provider.trim()) await linkedom();
+    },
     async run(args, ctx): Promise<ToolOutput> {
       const query = typeof args.query === 'string' ? args.query.trim() : '';
       if (!query) throw new ToolError('query is required', 'bad_arguments');

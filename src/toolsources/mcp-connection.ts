@@ -19,13 +19,16 @@
  * `refreshIntervalMs`). `close()` ends a connection attempt at once, and nothing (timer,
  * socket, child) outlives it. Every message it produces (errors, logs) has the configured header
  * and environment values redacted.
+ *
+ * The SDK (with zod, ~35 MB once imported) is loaded by the first connection attempt, not at
+ * start-up: a process without MCP servers never holds it.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { McpError, Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerDef } from '../config/index.js';
-import { backoffDelay, type Backoff, type Logger } from '../kernel/index.js';
+import { backoffDelay, lazyImport, type Backoff, type Logger } from '../kernel/index.js';
 import { ToolError, WEB_FETCH_DEFAULT_CHARS, type ToolOutput, type ToolParameters } from '../tools/index.js';
 import { mcpFetch } from './mcp-fetch.js';
 import { callResult, clip, resultText, toolOutput } from './mcp-result.js';
@@ -69,7 +72,28 @@ const DEFAULT_REFRESH_INTERVAL_MS = 5000;
 /** Names quoted in a log line about skipped tools. */
 const NAMES_LOGGED = 5;
 
+const loadSdk = lazyImport(async () => {
+  const [client, stdio, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return {
+    Client: client.Client,
+    StdioClientTransport: stdio.StdioClientTransport,
+    getDefaultEnvironment: stdio.getDefaultEnvironment,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    StreamableHTTPError: http.StreamableHTTPError,
+    ErrorCode: types.ErrorCode,
+    McpError: types.McpError,
+    ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
+  };
+});
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+
 interface Live {
+  sdk: Sdk;
   client: Client;
   transport: StdioClientTransport | StreamableHTTPClientTransport;
   stderr: string;
@@ -79,7 +103,8 @@ interface Live {
 
 type State =
   | { kind: 'idle' }
-  | { kind: 'connecting'; live: Live; promise: Promise<Live> }
+  /** `live` is set once the SDK is loaded and the client made. */
+  | { kind: 'connecting'; live?: Live; promise: Promise<Live> }
   | { kind: 'ready'; live: Live }
   | { kind: 'backoff'; until: number; error: string }
   | { kind: 'closed' };
@@ -147,7 +172,7 @@ export class McpConnection {
     clearTimeout(this.refreshTimer);
     this.refreshTimer = undefined;
     if (s.kind !== 'ready' && s.kind !== 'connecting') return;
-    await s.live.client.close().catch(() => undefined);
+    await s.live?.client.close().catch(() => undefined);
     if (s.kind === 'connecting') await s.promise.catch(() => undefined);
   }
 
@@ -162,6 +187,7 @@ export class McpConnection {
         return out;
       } catch (err) {
         if (signal?.aborted) throw this.aborted(what, signal);
+        const { ErrorCode, McpError, StreamableHTTPError } = live.sdk;
         const refusal = guardRefusal(err);
         if (refusal) throw this.error(`MCP server "${this.def.name}": ${refusal.message}`, refusal.kind);
         if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
@@ -200,9 +226,8 @@ export class McpConnection {
     let connecting: Promise<Live>;
     if (s.kind === 'connecting') connecting = s.promise;
     else {
-      const live = this.newLive();
-      connecting = this.connect(live);
-      this.state = { kind: 'connecting', live, promise: connecting };
+      connecting = this.connect();
+      this.state = { kind: 'connecting', promise: connecting };
     }
     if (!signal) return connecting;
     // Connecting is shared by concurrent callers: one caller giving up does not abort it.
@@ -215,19 +240,31 @@ export class McpConnection {
   }
 
   /** A client and its transport, not connected yet. */
-  private newLive(): Live {
-    const client = new Client({ name: this.opts.clientName ?? 'taskorch', version: this.opts.clientVersion ?? '0.0.0' });
-    const live = { client, stderr: '' } as Live;
+  private newLive(sdk: Sdk): Live {
+    const client = new sdk.Client({ name: this.opts.clientName ?? 'taskorch', version: this.opts.clientVersion ?? '0.0.0' });
+    const live = { sdk, client, stderr: '' } as Live;
     live.transport = this.transport(live);
     // A lost POST stream is reported by the fetch (./mcp-fetch.ts); what comes here (the GET
     // stream closed by a proxy, a reconnection that failed) concerns no call in flight.
     client.onerror = (err) => this.log('debug', `transport: ${err.message}`);
     client.onclose = () => this.dropped(live, new Error(this.def.transport.kind === 'stdio' ? 'its process exited' : 'connection closed'));
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => this.scheduleRefresh());
     return live;
   }
 
-  private async connect(live: Live): Promise<Live> {
+  /** Loads the SDK (the process's first connection) and connects a new client; `close()` during either ends it. */
+  private async connect(): Promise<Live> {
+    let live: Live;
+    try {
+      live = this.newLive(await loadSdk());
+    } catch (err) {
+      // No attempt was made (the SDK did not load, the client refused its settings): the next call tries again.
+      if (this.state.kind === 'connecting') this.state = { kind: 'idle' };
+      throw err;
+    }
+    const s = this.state;
+    if (s.kind !== 'connecting') throw this.closedError();
+    s.live = live;
     const { client } = live;
     try {
       await client.connect(live.transport, { timeout: this.def.timeoutMs });
@@ -259,6 +296,7 @@ export class McpConnection {
   }
 
   private transport(live: Live): StdioClientTransport | StreamableHTTPClientTransport {
+    const { StdioClientTransport, StreamableHTTPClientTransport, getDefaultEnvironment } = live.sdk;
     const t = this.def.transport;
     if (t.kind === 'http') {
       const fetch = mcpFetch(this.opts.fetch ?? globalThis.fetch, {
@@ -308,7 +346,7 @@ export class McpConnection {
     let cursor: string | undefined;
     for (let pages = 1; ; pages++) {
       const timeout = deadline - Date.now();
-      if (timeout <= 0) throw new McpError(ErrorCode.RequestTimeout, 'Request timed out');
+      if (timeout <= 0) throw new live.sdk.McpError(live.sdk.ErrorCode.RequestTimeout, 'Request timed out');
       const page = await ownSignal(signal, (s) => live.client.listTools(cursor === undefined ? undefined : { cursor }, { signal: s, timeout }));
       for (const t of page.tools) {
         if (!TOOL_NAME.test(t.name)) badNames.push(t.name);
@@ -446,7 +484,7 @@ function describe(err: unknown, live: Live): string {
   let e: unknown = err;
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
   if (e instanceof AggregateError && e.errors[0] instanceof Error) e = e.errors[0];
-  let msg = e instanceof McpError ? mcpMessage(e) : e instanceof Error ? e.message || e.name : String(e);
+  let msg = e instanceof live.sdk.McpError ? mcpMessage(e) : e instanceof Error ? e.message || e.name : String(e);
   const stderr = live.stderr.trim();
   if (stderr) msg += `; its stderr ends: ${stderr.slice(-300)}`;
   return cut(msg, 600);

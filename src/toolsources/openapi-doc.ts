@@ -16,11 +16,13 @@
  * another parameter (or `body`) also uses is called `<in>_<name>`. Cookie parameters and
  * non-JSON bodies cannot be sent: an operation that requires one is skipped, with the reason
  * logged, and otherwise offered without it.
+ *
+ * The schema validator (@seriousme/openapi-schema-validator) and json-schema-ref-parser are
+ * loaded by the first document loaded or read, not at start-up: a process without OpenAPI
+ * sources never holds them (~20 MB).
  */
-import $RefParser from '@apidevtools/json-schema-ref-parser';
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { parse as parseYaml } from 'yaml';
-import { AppError, badRequest, type Logger } from '../kernel/index.js';
+import { AppError, badRequest, lazyImport, type Logger } from '../kernel/index.js';
 import type { GuardedFetch, ToolParameters } from '../tools/index.js';
 import { MAX_SCHEMA_NODES, SchemaTooLarge, toJsonSchema, type SchemaBudget } from './openapi-schema.js';
 
@@ -46,7 +48,8 @@ export interface LoadOpenApiOptions {
 const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
 
 /** One validator for the process: it compiles the specification's schemas once per version (~0.3 s). */
-let validator: Validator | undefined;
+const validator = lazyImport(async () => new (await import('@seriousme/openapi-schema-validator')).Validator());
+const refParser = lazyImport(async () => (await import('@apidevtools/json-schema-ref-parser')).default);
 
 export async function loadOpenApiDocument(src: { specUrl?: string; spec?: unknown }, o: LoadOpenApiOptions): Promise<LoadedOpenApiDocument> {
   if (src.specUrl !== undefined && src.spec !== undefined) throw badRequest('give either spec_url or spec, not both');
@@ -64,8 +67,7 @@ export async function loadOpenApiDocument(src: { specUrl?: string; spec?: unknow
   const doc = parsed as Record<string, unknown>;
   checkVersion(doc);
   refuseExternalRefs(doc);
-  validator ??= new Validator();
-  const result = await validator.validate(doc);
+  const result = await (await validator()).validate(doc);
   if (!result.valid) throw badRequest(`invalid OpenAPI document: ${describeErrors(result.errors)}`);
   const info = doc.info as { title: string; version: string };
   return { doc, title: info.title, version: info.version };
@@ -211,6 +213,7 @@ interface RawParam {
 class Skip extends Error {}
 
 export async function openApiOperations(doc: object, o: { log?: Logger } = {}): Promise<OpenApiOperation[]> {
+  const $RefParser = await refParser();
   let resolved: { openapi?: string; paths?: Record<string, Record<string, unknown>> };
   try {
     resolved = await $RefParser.dereference(structuredClone(doc) as Record<string, unknown>, {
