@@ -163,10 +163,11 @@ export async function runRss(o: { quick: boolean; log: (s: string) => void }): P
       o.log(`rss: ${name}, second start`);
       results.push(await measureService(`${name}, second start`, [...argv], dataDir, settleMs));
     }
-    const dataDir = join(root, 'built-dist-');
-    o.log('rss: built (dist), model configured');
+    // The npm start folder again: a third start, so a second start's figures, with a model configured.
+    const dataDir = join(root, 'npm start (dist)'.replace(/\W+/g, '-'));
+    o.log('rss: npm start (dist), model configured');
     results.push(
-      await measureService('built (dist), second start, LLM_BASE_URL set', [...dist], dataDir, settleMs, {
+      await measureService('npm start (dist), second start, LLM_BASE_URL set', [...dist], dataDir, settleMs, {
         LLM_BASE_URL: 'http://127.0.0.1:9/v1',
         LLM_API_KEY: 'sk-none',
       }),
@@ -195,8 +196,8 @@ export async function runRss(o: { quick: boolean; log: (s: string) => void }): P
   ]);
   const worst = Math.max(...results.filter((r) => r.run.startsWith('npm start')).map((r) => r.rssMb));
   const report = table('rss: the embedded default at rest (MB)', ['run', 'RSS', 'JS heap', 'external', 'other', 'threads', 'ready s', 'vs floor'], rows, [
-    `target: RSS <= ${TARGET_MB} MB after start-up settles (${settleMs / 1000} s after ready): ${verdict(worst <= TARGET_MB)} (largest ${worst} MB)`,
-    `target: ready < ${TARGET_READY_S} s on a second start: ${verdict(second.every((r) => (r.readySeconds ?? Infinity) < TARGET_READY_S))}`,
+    `target: npm start's RSS <= ${TARGET_MB} MB after start-up settles (${settleMs / 1000} s after ready): ${verdict(worst <= TARGET_MB)} (largest ${worst} MB)`,
+    `target: npm start ready < ${TARGET_READY_S} s on a second start: ${verdict(second.every((r) => (r.readySeconds ?? Infinity) < TARGET_READY_S))}`,
     'external holds PGlite’s WASM memory; other = RSS - JS heap - external (code, the runtime, native allocations)',
     'floor: a bare Node process holding only PGlite on a copy of the same database (same run)',
   ]);

@@ -1,6 +1,6 @@
 /**
  * A lean process (issue 18): the libraries only some tools and routes use (a headless browser
- * driver, a DOM, the MCP SDK and zod, the OpenAPI validator...) are imported by their first use,
+ * driver, a DOM, the MCP SDK and zod, the OpenAPI validator, the model SDK...) are imported by their first use,
  * never by the service's module graph, so a process that never calls them does not hold them.
  * A child process imports the app (everything the service loads at start) with a resolve hook
  * that writes down every module URL, and none of these packages may be among them.
@@ -23,6 +23,8 @@ const LAZY_PACKAGES = [
   '@seriousme/openapi-schema-validator',
   '@apidevtools/json-schema-ref-parser',
   'i18n-iso-countries',
+  // The model SDK: loaded at the first call of a configured model (never with the offline provider).
+  'openai',
 ];
 
 /** Runs in the loader thread: appends each resolved URL to the file it is given (synchronously, so all are written when the import ends). */

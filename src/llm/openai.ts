@@ -2,7 +2,8 @@
  * `openai`: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LiteLLM)
  * through the openai SDK, streamed, with usage, tool calls and the provider's Retry-After.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { lazyImport } from '../kernel/index.js';
 import { wireNames, type WireNames } from './wire-names.js';
 import { abortedError, estimateTokens, LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResult, type LlmToolCall } from './provider.js';
 
@@ -34,18 +35,29 @@ export interface OpenAiProviderOptions {
   providerName?: string;
 }
 
+/**
+ * The openai SDK, loaded at the first model call (about 11 MB a process that never calls a
+ * model, or not yet, does not hold); `loaded` once it is, for the error mapping.
+ */
+const openAiSdk = lazyImport(async () => (loaded = (await import('openai')).default));
+let loaded: typeof OpenAI | undefined;
+
 /** Any OpenAI-compatible endpoint, streamed, with usage. */
 export class OpenAiProvider implements LlmProvider {
   readonly name: string;
-  private readonly client: OpenAI;
+  private client?: OpenAI;
   constructor(private readonly opts: OpenAiProviderOptions) {
     this.name = opts.providerName ?? 'openai';
-    this.client = new OpenAI({
-      baseURL: opts.baseUrl,
-      apiKey: opts.apiKey ?? 'not-set',
-      timeout: opts.timeoutMs,
+  }
+
+  private async clientOf(): Promise<OpenAI> {
+    const Sdk = await openAiSdk();
+    return (this.client ??= new Sdk({
+      baseURL: this.opts.baseUrl,
+      apiKey: this.opts.apiKey ?? 'not-set',
+      timeout: this.opts.timeoutMs,
       maxRetries: 0, // retries are the workflow's decision (journal + redelivery)
-    });
+    }));
   }
 
   async complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
@@ -82,7 +94,8 @@ export class OpenAiProvider implements LlmProvider {
           : undefined;
     try {
       arm();
-      const stream = await this.client.chat.completions.create(
+      const client = await this.clientOf();
+      const stream = await client.chat.completions.create(
         {
           model,
           messages: toOpenAiMessages(req.messages, names),
@@ -185,7 +198,7 @@ class ToolCallAccumulator {
 
 function toLlmError(err: unknown): LlmError {
   if (err instanceof LlmError) return err;
-  if (err instanceof OpenAI.APIError) {
+  if (loaded && err instanceof loaded.APIError) {
     const status = err.status ?? 0;
     // 408/409/429/5xx and connection failures may succeed later; 4xx otherwise will not.
     const retryable = status === 0 || status === 408 || status === 409 || status === 429 || status >= 500;
