@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { natsSourceChanges } from '../src/app/tool-sources.js';
 import { subjects } from '../src/bus/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { createLogger } from '../src/kernel/index.js';
@@ -193,13 +194,7 @@ describe('sources across processes and at rest', () => {
       allowHosts: ['127.0.0.1/32'],
       maxResponseChars: 20_000,
       log: createLogger({ level: 'silent' }),
-      changes: {
-        publish: (o) => nc.publish(subjects.toolSourcesChanged, o),
-        subscribe: (on) => {
-          const sub = nc.subscribe(subjects.toolSourcesChanged, { callback: (_e, m) => on(m.string()) });
-          return () => sub.unsubscribe();
-        },
-      },
+      changes: natsSourceChanges(nc),
     });
     try {
       const names = async () => (await other.toolsFor(a.userId)).map((x) => x.name);

@@ -12,13 +12,12 @@ import type { Sql } from '../store/index.js';
 import { WEB_FETCH_DEFAULT_CHARS } from '../tools/index.js';
 import { SourceRegistration, ToolSourceStore, ToolSources, type SourceChanges } from '../toolsources/index.js';
 
-export function openToolSources(cfg: Config, sql: Sql, bus: Bus, log: Logger): { sources: ToolSources; registration: SourceRegistration } {
-  const store = new ToolSourceStore(sql, channelKeyOf(cfg.channels.secretKey, resolve(cfg.channels.dataDir)));
-  const allowHosts = cfg.tools.httpAllowHosts ? [cfg.tools.httpAllowHosts] : [];
-  const changes: SourceChanges = {
-    publish: (owner) => bus.nc.publish(subjects.toolSourcesChanged, owner),
+/** Change notices on core NATS (`svc.toolsources.changed`): every process with a tool registry hears them. */
+export function natsSourceChanges(nc: Bus['nc']): SourceChanges {
+  return {
+    publish: (owner) => nc.publish(subjects.toolSourcesChanged, owner),
     subscribe: (on) => {
-      const sub = bus.nc.subscribe(subjects.toolSourcesChanged, {
+      const sub = nc.subscribe(subjects.toolSourcesChanged, {
         callback: (err, m) => {
           if (!err) on(m.string());
         },
@@ -26,6 +25,12 @@ export function openToolSources(cfg: Config, sql: Sql, bus: Bus, log: Logger): {
       return () => sub.unsubscribe();
     },
   };
+}
+
+export function openToolSources(cfg: Config, sql: Sql, bus: Bus, log: Logger): { sources: ToolSources; registration: SourceRegistration } {
+  const store = new ToolSourceStore(sql, channelKeyOf(cfg.channels.secretKey, resolve(cfg.channels.dataDir)));
+  const allowHosts = cfg.tools.httpAllowHosts ? [cfg.tools.httpAllowHosts] : [];
+  const changes = natsSourceChanges(bus.nc);
   const own = log.child({ component: 'tool-sources' });
   const sources = new ToolSources({ store, settings: cfg.toolSources, allowHosts, maxResponseChars: WEB_FETCH_DEFAULT_CHARS, log: own, changes });
   return { sources, registration: new SourceRegistration({ store, sources, settings: cfg.toolSources, allowHosts, log: own }) };

@@ -109,21 +109,18 @@ export class SourceRegistration {
     await this.checkRoom(owner, 'mcp', name);
     const url = await checkUrl('url', r.url, this.d.allowHosts);
     const conn = this.d.sources.probe(this.d.sources.defOf({ name, url, headers }));
-    let tools;
-    try {
-      tools = await conn.listTools(AbortSignal.timeout(PROBE_TIMEOUT_MS));
-    } catch (err) {
-      await conn.close();
-      throw badRequest(`MCP server ${JSON.stringify(name)} could not be used: ${(err as Error).message}`);
-    }
     let row: StoredSource;
     try {
+      let tools;
+      try {
+        tools = await conn.listTools(AbortSignal.timeout(PROBE_TIMEOUT_MS));
+      } catch (err) {
+        throw badRequest(`MCP server ${JSON.stringify(name)} could not be used: ${(err as Error).message}`);
+      }
       row = await this.d.store.insert(owner, { kind: 'mcp', name, url, headers, tools });
-    } catch (err) {
+    } finally {
       await conn.close();
-      throw err;
     }
-    await conn.close();
     this.d.sources.changed(owner);
     return this.infoOf(row);
   }
@@ -172,9 +169,9 @@ export class SourceRegistration {
 
   /** Removes the owner's source: 404 when the owner has none by that name (another user's is not theirs to see). */
   async remove(owner: SourceOwner, kind: SourceKind, name: string): Promise<void> {
-    const row = (await this.d.store.list(owner, kind)).find((s) => s.name === name);
-    if (!row || !(await this.d.store.remove(owner, kind, name))) throw notFound(kind === 'mcp' ? 'MCP server not found' : 'OpenAPI tool source not found');
-    this.d.sources.dropConnection(row.id);
+    const id = await this.d.store.remove(owner, kind, name);
+    if (!id) throw notFound(kind === 'mcp' ? 'MCP server not found' : 'OpenAPI tool source not found');
+    this.d.sources.dropConnection(id);
     this.d.sources.changed(owner);
   }
 

@@ -112,11 +112,11 @@ export class ToolSourceStore {
     return r!.n as number;
   }
 
-  /** Removes the owner's source; false when the owner has none of that kind and name. */
-  async remove(owner: SourceOwner, kind: SourceKind, name: string): Promise<boolean> {
-    const rows = await this
+  /** Removes the owner's source; its id, or undefined when the owner has none of that kind and name. */
+  async remove(owner: SourceOwner, kind: SourceKind, name: string): Promise<string | undefined> {
+    const [r] = await this
       .sql`DELETE FROM tool_sources WHERE user_id IS NOT DISTINCT FROM ${owner.userId}::uuid AND kind = ${kind} AND name = ${name} RETURNING id`;
-    return rows.length > 0;
+    return r?.id as string | undefined;
   }
 
   /** Records a source's new tool list (an MCP server said its list changed). */
