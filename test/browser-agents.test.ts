@@ -6,6 +6,9 @@
  * said not performed), the batch limit of 10 URLs, and a clear error when no browser exists.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -285,6 +288,20 @@ describe('browser_screenshot', () => {
       /^browser: no headless browser found \(looked for chromium, chromium-browser, google-chrome, google-chrome-stable on PATH\); install Debian's chromium/,
     );
     await r.close();
+  });
+
+  it('keeps the answer to "is a browser installed?" (asked by every workflow) instead of searching PATH each time', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'browser-path-'));
+    try {
+      const pool = new BrowserPool({ maxPages: 1, launchTimeoutMs: 5000, searchPath: dir }, '');
+      expect(pool.installed()).toBe(false);
+      const bin = join(dir, 'chromium');
+      await writeFile(bin, '#!/bin/sh\n', { mode: 0o755 });
+      expect(pool.installed()).toBe(false); // the answer is kept for a while
+      expect(new BrowserPool({ maxPages: 1, launchTimeoutMs: 5000, searchPath: dir }, '').installed()).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -21,6 +21,7 @@ import { TaskStore } from '../tasks/index.js';
 import { loadTemplates } from '../templates/index.js';
 import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
 import { Workspace } from '../workspace/index.js';
+import { createDirectTransport } from './direct-transport.js';
 import { startBackends } from './embedded.js';
 import { createLlm } from './llm-stack.js';
 import { internalRpcTokenOf } from './secrets.js';
@@ -110,16 +111,17 @@ export async function openContext(
   let rpcToken: string | undefined;
   const internalRpcToken = () => (rpcToken ??= internalRpcTokenOf(cfg, dataDir, log));
   const rpc: AppContext['rpc'] = { interceptors: [] };
-  // ORCHESTRATOR_URL over gRPC; in the same process, Connect's in-memory transport (full
+  // ORCHESTRATOR_URL over gRPC; in the same process, the implementation called directly
+  // through both sides' interceptors (streaming calls: Connect's in-memory transport, full
   // serialisation, no sockets); else localhost. Asked for after the orchestrator role started.
   let transport: Transport | undefined;
   const orchestratorTransport = (): Transport => {
     const interceptors = [clientAuthInterceptor(internalRpcToken())];
-    return (transport ??= cfg.gateway.orchestratorUrl
-      ? createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl, interceptors })
-      : rpc.routes
-        ? createRouterTransport(rpc.routes, { router: { interceptors: rpc.interceptors }, transport: { interceptors } })
-        : createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}`, interceptors }));
+    if (transport) return transport;
+    if (cfg.gateway.orchestratorUrl) return (transport = createGrpcTransport({ baseUrl: cfg.gateway.orchestratorUrl, interceptors }));
+    if (!rpc.routes) return (transport = createGrpcTransport({ baseUrl: `http://127.0.0.1:${cfg.rpc.port}`, interceptors }));
+    const fallback = createRouterTransport(rpc.routes, { router: { interceptors: rpc.interceptors }, transport: { interceptors } });
+    return (transport = createDirectTransport({ routes: rpc.routes, clientInterceptors: interceptors, serverInterceptors: rpc.interceptors, fallback }));
   };
 
   return {

@@ -13,6 +13,7 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { LRUCache } from 'lru-cache';
 import pLimit from 'p-limit';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { lazyImport } from '../kernel/index.js';
@@ -43,6 +44,8 @@ const VIEWPORTS: Record<Device, { width: number; height: number; isMobile: boole
 const playwright = lazyImport(() => import('playwright-core'));
 
 const INSTALL_HINT = "install Debian's chromium (apt-get install chromium) or set BROWSER_EXECUTABLE_PATH to a Chromium or Chrome binary";
+/** How long the answer to "is a browser installed?" is kept (file system checks per workflow were 20% of a busy intake's CPU). */
+const INSTALLED_TTL_MS = 30_000;
 const PATH_NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
 
 function executable(path: string): boolean {
@@ -79,6 +82,7 @@ export class BrowserPool {
   private running?: Promise<Running>;
   private readonly slots: ReturnType<typeof pLimit>;
   private closed = false;
+  private readonly found = new LRUCache<true, boolean>({ max: 1, ttl: INSTALLED_TTL_MS });
 
   constructor(
     private readonly s: BrowserSettings,
@@ -93,14 +97,23 @@ export class BrowserPool {
     return resolveBrowserExecutable(this.s.executablePath, this.s.searchPath ?? '');
   }
 
-  /** Whether a browser binary is there (tools without one are not offered to models). */
+  /**
+   * Whether a browser binary is there (tools without one are not offered to models). Asked by
+   * every workflow's preparation, once per browser tool: the answer is kept for
+   * INSTALLED_TTL_MS, so a browser installed while the service runs is seen within that time.
+   */
   installed(): boolean {
-    try {
-      this.executable();
-      return true;
-    } catch {
-      return false;
+    let found = this.found.get(true);
+    if (found === undefined) {
+      try {
+        this.executable();
+        found = true;
+      } catch {
+        found = false;
+      }
+      this.found.set(true, found);
     }
+    return found;
   }
 
   /** Runs `fn` on a fresh page of its own context; the context is closed after, or at once on abort. */
