@@ -1,32 +1,22 @@
 /**
- * Benchmark: the agent runtime.
- *
- * 1. Orchestration overhead per agent step, with a zero-latency model. A standard-mode task
- *    whose model asks for the calculator K-1 times and then answers has 2K-1 agent steps
- *    (K model turns, K-1 tool calls). Tasks run one at a time through the whole service
- *    (submission, worker, journal in NATS KV, events in JetStream, PostgreSQL records); the
- *    per-step time is the slope between K = 1 and K = 9 (so submission and the task's fixed
- *    steps cancel out). Reference, same run: the same agent loop (src/agents) on an in-memory
- *    context (no journal, no events, no records): the algorithm without its durability.
- *    Also CPU per step with 50 tasks at once. Target: < 1 ms of service time per step.
- * 2. 1,000 concurrent standard tasks, each with a model that streams 50 tokens/s (100 tokens),
- *    every task followed by an SSE client: LLM_PARTIAL events delivered per second and the
- *    delay from a token's production to its arrival at the client (p50/p99; the coalescing
- *    flush bound is 50 ms). Reference, same run: the same 1,000 token streams written straight
- *    to 1,000 SSE clients by a node:http server with the same 50 ms coalescing, no runtime.
+ * Benchmark: the agent runtime's orchestration overhead per agent step, with a zero-latency
+ * model. A standard-mode task whose model asks for the calculator K-1 times and then answers
+ * has 2K-1 agent steps (K model turns, K-1 tool calls). Tasks run one at a time through the
+ * whole service (submission, worker, journal in NATS KV, events in JetStream, PostgreSQL
+ * records); the per-step time is the slope between K = 1 and K = 9 (so submission and the
+ * task's fixed steps cancel out). Reference, same run: the same agent loop (src/agents) on an
+ * in-memory context (no journal, no events, no records): the algorithm without its durability.
+ * Also CPU per step with 50 tasks at once. Target: < 1 ms of service time per step.
  *
  * Everything runs in one process (service and clients share the CPU), against a throwaway
- * nats-server and PostgreSQL.
+ * nats-server and PostgreSQL. Many tasks streaming at once are the live benchmark's (live.ts).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { EphemeralContext, runAgentLoop, type AgentDeps } from '../src/agents/index.js';
 import type { LlmProvider, LlmRequest, LlmResult } from '../src/llm/index.js';
 import { ToolRegistry } from '../src/tools/index.js';
 import { calculatorTool } from '../src/tools/calculator.js';
 import { inProcessService, type Nats, type Pg } from './lib/infra.js';
-import { percentilesOf } from './lib/hist.js';
-import { fmtInt, fmtRatio, table, verdict } from './lib/report.js';
+import { fmtRatio, table, verdict } from './lib/report.js';
 
 const usage = (n: number) => ({ inputTokens: n, outputTokens: n, totalTokens: 2 * n, costUsd: 0 });
 
@@ -49,23 +39,6 @@ class ScriptedModel implements LlmProvider {
     }
     onDelta?.('42');
     return { text: '42', model: 'zero', provider: 'bench', finishReason: 'stop', usage: usage(1) };
-  }
-}
-
-/** 50 tokens/s: each token's text is its production time (ms, performance.now()). */
-class PacedModel implements LlmProvider {
-  readonly name = 'bench';
-  constructor(private readonly tokens: number) {}
-  async complete(req: LlmRequest, onDelta?: (d: string) => void): Promise<LlmResult> {
-    let text = '';
-    for (let i = 0; i < this.tokens; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      if (req.signal?.aborted) throw new Error('aborted');
-      const tok = `${performance.now().toFixed(1)} `;
-      text += tok;
-      onDelta?.(tok);
-    }
-    return { text, model: 'paced', provider: 'bench', finishReason: 'stop', usage: usage(this.tokens) };
   }
 }
 
@@ -159,139 +132,10 @@ async function stepOverhead(nats: Nats, pg: Pg, quick: boolean, log: (s: string)
   }
 }
 
-interface StreamStats {
-  events: number;
-  seconds: number;
-  latencies: number[];
-  tokens: number;
-}
-
-/** Opens an SSE stream with node:http and records each delta's delay (now - its first token's time). */
-function follow(url: string, stats: StreamStats, onEnd: () => void): http.ClientRequest {
-  const req = http.get(url, { agent: false }, (res) => {
-    let buf = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      const now = performance.now();
-      buf += chunk;
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const frame = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        if (frame.startsWith('event: thread.message.delta') || frame.includes('\nevent: thread.message.delta') || frame.startsWith('event: delta')) {
-          const data = /^data: (.*)$/m.exec(frame)?.[1];
-          if (!data) continue;
-          const text = data.startsWith('{') ? (JSON.parse(data) as { message: string }).message : data;
-          const toks = text.trim().split(/\s+/);
-          stats.events++;
-          stats.tokens += toks.length;
-          stats.latencies.push(now - Number(toks[0]));
-        } else if (frame.includes('event: STREAM_END') || frame.includes('event: done') || frame.includes('event: end')) {
-          res.destroy();
-          onEnd();
-        }
-      }
-    });
-    res.on('error', () => {});
-  });
-  req.on('error', () => {});
-  return req;
-}
-
-async function streaming(nats: Nats, pg: Pg, quick: boolean, log: (s: string) => void) {
-  const n = quick ? 300 : 1000;
-  const tokens = 100;
-  // The runtime: n standard tasks, each followed over SSE.
-  const { app, base } = await inProcessService(nats, pg, 'bench_agents_stream', new PacedModel(tokens), { WORKER_CONCURRENCY: String(n + 50) });
-  const svc: StreamStats = { events: 0, seconds: 0, latencies: [], tokens: 0 };
-  try {
-    const ids: string[] = [];
-    for (let i = 0; i < n; i += 50) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(50, n - i) }, async (_, j) => {
-          const r = await fetch(`${base}/api/v1/tasks/stream`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ query: `stream ${i + j}`, mode: 'standard' }),
-          });
-          return ((await r.json()) as { workflow_id: string }).workflow_id;
-        }),
-      );
-      ids.push(...batch);
-    }
-    const t0 = performance.now();
-    let ended = 0;
-    await new Promise<void>((resolve) => {
-      for (const id of ids) follow(`${base}/api/v1/stream/sse?workflow_id=${id}`, svc, () => ++ended === n && resolve());
-      setTimeout(resolve, 120_000).unref();
-    });
-    svc.seconds = (performance.now() - t0) / 1000;
-    log(`streaming: ${ended}/${n} streams ended, ${svc.tokens} tokens in ${svc.events} events`);
-  } finally {
-    await app.stop();
-  }
-
-  // Reference: the same token streams, written straight to SSE by node:http (50 ms coalescing).
-  const ref: StreamStats = { events: 0, seconds: 0, latencies: [], tokens: 0 };
-  const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    let pending = '';
-    let timer: NodeJS.Timeout | undefined;
-    const flush = () => {
-      timer = undefined;
-      if (pending) res.write(`event: delta\ndata: ${pending}\n\n`);
-      pending = '';
-    };
-    let i = 0;
-    const tick = setInterval(() => {
-      pending += `${performance.now().toFixed(1)} `;
-      timer ??= setTimeout(flush, 50);
-      if (++i === tokens) {
-        clearInterval(tick);
-        clearTimeout(timer);
-        flush();
-        res.end('event: end\ndata: end\n\n');
-      }
-    }, 20);
-    req.on('close', () => clearInterval(tick));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  try {
-    const t0 = performance.now();
-    let ended = 0;
-    await new Promise<void>((resolve) => {
-      for (let i = 0; i < n; i++) follow(`http://127.0.0.1:${port}/s${i}`, ref, () => ++ended === n && resolve());
-      setTimeout(resolve, 120_000).unref();
-    });
-    ref.seconds = (performance.now() - t0) / 1000;
-  } finally {
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
-  }
-  return { n, tokens, svc, ref };
-}
-
 export async function runAgents(o: { nats: Nats; pg: Pg; quick: boolean; log: (s: string) => void }) {
   o.log('agents: per-step overhead (zero-latency model)');
   const s = await stepOverhead(o.nats, o.pg, o.quick, o.log);
-  o.log('agents: concurrent streaming tasks (50 tokens/s each)');
-  const st = await streaming(o.nats, o.pg, o.quick, o.log);
-  const sp = percentilesOf(st.svc.latencies);
-  const rp = percentilesOf(st.ref.latencies);
-  const evs = st.svc.events / st.svc.seconds;
-  const refEvs = st.ref.events / st.ref.seconds;
-  const results = {
-    steps: s,
-    streaming: {
-      tasks: st.n,
-      tokensPerTask: st.tokens,
-      eventsPerSecond: evs,
-      tokensDelivered: st.svc.tokens,
-      deltaLatencyMs: { p50: sp.p50, p99: sp.p99, max: sp.max },
-      reference: { eventsPerSecond: refEvs, tokensDelivered: st.ref.tokens, deltaLatencyMs: { p50: rp.p50, p99: rp.p99, max: rp.max } },
-    },
-  };
+  const results = { steps: s };
   const report =
     table(
       'Agent steps (zero-latency model, one task at a time, whole service)',
@@ -310,18 +154,6 @@ export async function runAgents(o: { nats: Nats; pg: Pg; quick: boolean; log: (s
         ['tasks/s, 50 at once (5 turns + 4 tool calls each)', s.tasksPerSecond.toFixed(1), '', '', ''],
       ],
       ['per-step time = (median nine-turn task - median one-turn task) / 16 steps; CPU covers the whole process (gateway, worker, archiver, clients).'],
-    ) +
-    table(
-      `${fmtInt(st.n)} concurrent standard tasks, model streaming 50 tokens/s (${st.tokens} tokens each), one SSE client per task`,
-      ['measure', 'service', 'direct node:http SSE (reference)', 'ratio'],
-      [
-        ['LLM_PARTIAL events delivered per second', fmtInt(evs), fmtInt(refEvs), fmtRatio(evs / refEvs)],
-        ['tokens delivered', fmtInt(st.svc.tokens), fmtInt(st.ref.tokens), fmtRatio(st.svc.tokens / st.ref.tokens)],
-        ['delta latency p50 (ms)', sp.p50.toFixed(1), rp.p50.toFixed(1), fmtRatio(sp.p50 / rp.p50)],
-        ['delta latency p99 (ms)', sp.p99.toFixed(1), rp.p99.toFixed(1), fmtRatio(sp.p99 / rp.p99)],
-      ],
-      ['latency: from the token leaving the model to the client reading the event that carries it (same process clock); both sides coalesce for up to 50 ms.'],
-    ) +
-    '\n';
+    ) + '\n';
   return { results, report };
 }

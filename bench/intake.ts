@@ -14,10 +14,9 @@
  * CPU) and against the reference: a minimal node:http server doing the same per-request work
  * directly (ref-intake-server.ts).
  */
-import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
-import { summarizeProfile, type ProfileSummary } from './lib/cpuprofile.js';
+import { mainProfile, profArgs, profileTables, type ProfileSummary } from './lib/cpuprofile.js';
 import { percentilesOf, type Percentiles } from './lib/hist.js';
 import { nowUs } from './lib/ipc.js';
 import { startService, type Nats, type Pg, type Service } from './lib/infra.js';
@@ -90,23 +89,6 @@ function intakePhase(r: LoadResult, cpuPct: Record<string, number>, foreignPct: 
     foreignPct,
     errors: r.errors,
   };
-}
-
-/** node flags for a profiled service; the busiest per-thread profile is the main thread. */
-function profArgs(dir: string | undefined, name: string): string[] | undefined {
-  if (!dir) return undefined;
-  const d = join(dir, name);
-  rmSync(d, { recursive: true, force: true });
-  return ['--cpu-prof', `--cpu-prof-dir=${d}`];
-}
-
-function mainProfile(dir: string | undefined, name: string): ProfileSummary | undefined {
-  if (!dir) return undefined;
-  const d = join(dir, name);
-  return readdirSync(d)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => summarizeProfile(join(d, f)))
-    .sort((a, b) => b.busyMs - a.busyMs)[0];
 }
 
 export async function runIntake(o: {
@@ -377,18 +359,7 @@ function format(r: IntakeResults, intakeMs: number): string {
     ['ROLES=all, whole run (warm-up, latency, throughput)', r.profiles.all],
     ['ROLES=gateway,orchestrator, intake', r.profiles.gatewayOnly],
   ] as const) {
-    if (!p) continue;
-    s += table(
-      `Service CPU profile, ${name} (self time; figures above include profiler overhead)`,
-      ['area', 'self ms', '% of busy'],
-      p.byArea.slice(0, 12).map((a) => [a.area, fmtInt(a.selfMs), `${a.pctOfBusy}%`]),
-      [`profile: ${p.file}`],
-    );
-    s += table(
-      `Service hottest functions, ${name}`,
-      ['function', 'where', 'self ms', '% of busy'],
-      p.topFunctions.map((f) => [f.fn, f.where || f.area, fmtInt(f.selfMs), `${f.pctOfBusy}%`]),
-    );
+    if (p) s += profileTables(name, p);
   }
   return s + '\n';
 }

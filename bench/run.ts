@@ -1,7 +1,7 @@
 /**
- * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N]`
+ * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N] [--worker-concurrency=N]`
  *
- * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, openai, claims, waits, swarm, rss. Default: all of them.
+ * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, live, openai, claims, waits, swarm, rss. Default: all of them.
  * Prints a table per benchmark (measured figures, the references measured in the same run,
  * ratios, and stated references clearly labelled) and writes everything as JSON to
  * bench/results/latest.json. Traffic goes to 127.0.0.1 only; every phase is bounded in time
@@ -15,6 +15,7 @@ import { SHAPES, runFanout } from './fanout.js';
 import { runIdle } from './idle.js';
 import { runIntake } from './intake.js';
 import { runAgents } from './agents.js';
+import { runLive } from './live.js';
 import { runClaims } from './claims.js';
 import { runOpenAi } from './openai.js';
 import { runWaits } from './waits.js';
@@ -30,6 +31,7 @@ interface Args {
   idle: boolean;
   intake: boolean;
   agents: boolean;
+  live: boolean;
   openai: boolean;
   claims: boolean;
   waits: boolean;
@@ -39,6 +41,8 @@ interface Args {
   pin: boolean;
   quick: boolean;
   latencyRate?: number;
+  /** live only: WORKER_CONCURRENCY for the service (default: the service's own). */
+  workerConcurrency?: number;
   servers: ('gateway' | 'uws' | 'http')[];
   rawPublish: boolean;
 }
@@ -46,7 +50,7 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const names = argv.filter((a) => !a.startsWith('--'));
   const flags = argv.filter((a) => a.startsWith('--'));
-  const known = ['fanout', 'idle', 'intake', 'agents', 'openai', 'claims', 'waits', 'swarm', 'rss', ...SHAPES.map((s) => `fanout:${s.name}`)];
+  const known = ['fanout', 'idle', 'intake', 'agents', 'live', 'openai', 'claims', 'waits', 'swarm', 'rss', ...SHAPES.map((s) => `fanout:${s.name}`)];
   for (const n of names) if (!known.includes(n)) throw new Error(`unknown benchmark ${JSON.stringify(n)}; known: ${known.join(', ')}`);
   const all = names.length === 0;
   const fanoutShapes = all || names.includes('fanout') ? SHAPES.map((s) => s.name) : names.filter((n) => n.startsWith('fanout:')).map((n) => n.slice(7));
@@ -55,6 +59,7 @@ function parseArgs(argv: string[]): Args {
     idle: all || names.includes('idle'),
     intake: all || names.includes('intake'),
     agents: all || names.includes('agents'),
+    live: all || names.includes('live'),
     claims: all || names.includes('claims'),
     waits: all || names.includes('waits'),
     swarm: all || names.includes('swarm'),
@@ -72,11 +77,15 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--no-pin') a.pin = false;
     else if (k === '--quick') a.quick = true;
     else if (k === '--latency-rate') a.latencyRate = Number(v);
+    else if (k === '--worker-concurrency') a.workerConcurrency = Number(v);
     else if (k === '--servers') a.servers = v.split(',') as Args['servers'];
     else if (k === '--publish') {
       if (v !== 'raw' && v !== 'js') throw new Error('--publish must be js or raw');
       a.rawPublish = v === 'raw';
-    } else throw new Error(`unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --servers=gateway,uws,http --publish=js|raw`);
+    } else
+      throw new Error(
+        `unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --worker-concurrency=<n> --servers=gateway,uws,http --publish=js|raw`,
+      );
   }
   return a;
 }
@@ -188,6 +197,13 @@ async function main(): Promise<void> {
     if (args.agents) {
       const r = await withNats((nats) => runAgents({ nats, pg: db, quick: args.quick, log }));
       results.agents = r.results;
+      process.stdout.write(r.report);
+    }
+    if (args.live) {
+      const r = await withNats((nats) =>
+        runLive({ nats, pg: db, pin, quick: args.quick, workerConcurrency: args.workerConcurrency, profile: args.profile, log }),
+      );
+      results.live = r.results;
       process.stdout.write(r.report);
     }
     if (args.openai) {

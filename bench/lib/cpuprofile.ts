@@ -1,6 +1,8 @@
 /** Summarises a V8 .cpuprofile (from node --cpu-prof): self time by function and by area. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { ROOT } from './proc.js';
+import { fmtInt, table } from './report.js';
 
 interface Node {
   id: number;
@@ -82,4 +84,38 @@ export function summarizeProfile(path: string, top = 15): ProfileSummary {
       .slice(0, top)
       .map((f) => ({ fn: f.fn, where: f.where, area: f.area, selfMs: Math.round(f.us / 1000), pctOfBusy: pct(f.us) })),
   };
+}
+
+/** node flags for a profiled service; the busiest per-thread profile is the main thread. */
+export function profArgs(dir: string | undefined, name: string): string[] | undefined {
+  if (!dir) return undefined;
+  const d = join(dir, name);
+  rmSync(d, { recursive: true, force: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${d}`];
+}
+
+export function mainProfile(dir: string | undefined, name: string): ProfileSummary | undefined {
+  if (!dir) return undefined;
+  const d = join(dir, name);
+  return readdirSync(d)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => summarizeProfile(join(d, f)))
+    .sort((a, b) => b.busyMs - a.busyMs)[0];
+}
+
+/** The profile's areas and hottest functions as two tables; `name` says which process and phase. */
+export function profileTables(name: string, p: ProfileSummary): string {
+  return (
+    table(
+      `Service CPU profile, ${name} (self time; figures above include profiler overhead)`,
+      ['area', 'self ms', '% of busy'],
+      p.byArea.slice(0, 12).map((a) => [a.area, fmtInt(a.selfMs), `${a.pctOfBusy}%`]),
+      [`profile: ${p.file}`],
+    ) +
+    table(
+      `Service hottest functions, ${name}`,
+      ['function', 'where', 'self ms', '% of busy'],
+      p.topFunctions.map((f) => [f.fn, f.where || f.area, fmtInt(f.selfMs), `${f.pctOfBusy}%`]),
+    )
+  );
 }

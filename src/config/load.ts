@@ -156,8 +156,12 @@ export function loadConfig(env: Env = process.env) {
       port: num(env, 'AGENT_GRPC_PORT', 50051, { min: 0, max: 65535, int: true }),
     },
     worker: {
-      /** Task start messages processed concurrently by one worker process. */
-      concurrency: num(env, 'WORKER_CONCURRENCY', 256, { min: 1, int: true }),
+      /**
+       * Workflows (and swarm agents) live at once in one worker process. They mostly wait on
+       * models and people, so a thousand streaming tasks fit one process (bench `live`); CPU-heavy
+       * tools have their own limits (the calculator's and Python's worker threads, browser pages).
+       */
+      concurrency: num(env, 'WORKER_CONCURRENCY', 1024, { min: 1, int: true }),
       /** JetStream ack wait; a dead worker's task is redelivered after this. Kept alive with in-progress acks. */
       ackWaitMs: num(env, 'WORKER_ACK_WAIT_MS', 15000, { min: 500, int: true }),
       maxDeliver: num(env, 'WORKER_MAX_DELIVER', 10, { min: 1, int: true }),
