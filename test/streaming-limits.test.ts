@@ -5,7 +5,11 @@
  * behind a gate the test opens (slow-client protection), and a client catching up after a stall.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect } from '@nats-io/transport-node';
+import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PipelinedPublisher, encodeEvent, msgIdOf, streamId, subjects, type WorkflowEvent } from '../src/bus/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import {
   DONE,
@@ -210,6 +214,53 @@ describe('heartbeat and inactivity (SSE_HEARTBEAT_SECONDS=1, SSE_INACTIVITY_SECO
     expect(r.comments.filter((c) => c === 'heartbeat').length).toBeGreaterThanOrEqual(1);
     expect(r.comments.at(-1)).toMatch(/closing after 2 seconds without events.*Last-Event-ID/);
     expect(sseSet(t).size).toBe(0);
+  });
+
+  it('sends no heartbeat to a stream that events keep busy, and one once it falls silent', async () => {
+    const nc = await connect({ servers: t.natsUrl });
+    const pub = new PipelinedPublisher(nc);
+    try {
+      const wf = randomUUID();
+      const send = (seq: number, type: WorkflowEvent['type']) =>
+        pub.publish(
+          subjects.events(wf),
+          encodeEvent({
+            workflow_id: wf,
+            seq,
+            stream_id: streamId(Date.now(), seq),
+            type,
+            agent_id: 'hb',
+            message: `event ${seq}`,
+            timestamp: new Date().toISOString(),
+          }),
+          msgIdOf(wf, seq),
+        );
+      await send(1, 'WORKFLOW_STARTED');
+      // What the client reads, in order: `e` an event, `c` a comment.
+      const order: string[] = [];
+      const res = await fetch(sseUrl(t, wf));
+      const parser = createParser({ onEvent: () => order.push('e'), onComment: () => order.push('c') });
+      const reading = (async () => {
+        for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) parser.feed(chunk);
+      })();
+      // 2.4 s of events every 200 ms (heartbeats are due every 1 s), then 1.6 s of silence, then the end.
+      for (let seq = 2; seq <= 13; seq++) {
+        await sleep(200);
+        await send(seq, 'LLM_PARTIAL');
+      }
+      await sleep(1600);
+      await send(14, 'STREAM_END');
+      await reading;
+      // 13 events (the first and 12 partials) with no comment among them (the stream's opening comment before them); then at least one
+      // heartbeat in the silence; then STREAM_END and `done`.
+      const events = order.flatMap((x, i) => (x === 'e' ? [i] : []));
+      expect(events).toHaveLength(15);
+      expect(order.slice(events[0], events[12])).not.toContain('c');
+      expect(order.slice(events[12], events[13]).filter((x) => x === 'c').length).toBeGreaterThanOrEqual(1);
+    } finally {
+      pub.close();
+      await nc.close();
+    }
   });
 });
 
