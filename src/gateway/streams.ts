@@ -24,7 +24,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { STREAMS, SeqOrder, decodeEvent, replayGap, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
+import { STREAMS, SeqOrder, replayGap, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
 import type { HttpResponse } from 'uWebSockets.js';
 import { backoffDelay, type Backoff, type Logger } from '../kernel/index.js';
 
@@ -60,10 +60,34 @@ export interface StreamOptions {
   lingerMs?: number;
 }
 
+/** The JSON text an event arrived as (live or from the history), so that it is not serialised again. */
+const arrivedAs = new WeakMap<WorkflowEvent, string>();
+
+/** Decodes an event from its NATS message, remembering its JSON text for encodeEvent. */
+export function decodeArrived(data: Uint8Array): WorkflowEvent {
+  const text = utf8.decode(data);
+  const e = JSON.parse(text) as WorkflowEvent;
+  arrivedAs.set(e, text);
+  return e;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * The event's SSE frame; its data is the event's JSON with, for LLM_PARTIAL, `delta` (the
+ * text) added last. An event that arrived as JSON text reuses that text (the same fields in
+ * the same order: it is what JSON.stringify of the decoded event gives).
+ */
 export function encodeEvent(e: WorkflowEvent): Encoded {
-  const data: Record<string, unknown> = { ...e };
-  if (e.type === 'LLM_PARTIAL') data.delta = e.message;
-  const json = JSON.stringify(data);
+  const text = arrivedAs.get(e);
+  let json: string;
+  if (text !== undefined && !('delta' in e)) {
+    json = e.type === 'LLM_PARTIAL' ? `${text.slice(0, text.lastIndexOf('}'))},"delta":${JSON.stringify(e.message)}}` : text;
+  } else {
+    const data: Record<string, unknown> = { ...e };
+    if (e.type === 'LLM_PARTIAL') data.delta = e.message;
+    json = JSON.stringify(data);
+  }
   const frame = Buffer.from(`id: ${e.stream_id}\nevent: ${sseEventName(e.type)}\ndata: ${json}\n\n`);
   return { seq: e.seq, type: e.type, json, frame, size: frame.length };
 }
@@ -121,7 +145,7 @@ export class Feed {
       callback: (err, msg) => {
         if (err) return;
         try {
-          this.onLive(decodeEvent(msg.data));
+          this.onLive(decodeArrived(msg.data));
         } catch (e) {
           hub.log.warn({ err: e }, 'undecodable event');
         }
@@ -196,7 +220,7 @@ export class Feed {
     try {
       for await (const m of msgs) {
         progressAt = Date.now();
-        const e = decodeEvent(m.data);
+        const e = decodeArrived(m.data);
         if (e.seq > after) out.push(e);
         if (m.seq >= last.seq) break;
       }
