@@ -14,7 +14,7 @@
  * continues it), waits for a person about a held call do not count,
  * and when it passes the call under way is aborted and the agent fails with AgentTimedOut.
  */
-import type { ChatMessage } from '../llm/index.js';
+import type { ChatMessage, LlmToolCall } from '../llm/index.js';
 import type { AgentContext } from './context.js';
 import { modelTurn, type Turn } from './model-turn.js';
 import { runLimited } from './parallel.js';
@@ -107,7 +107,9 @@ async function loop(ctx: AgentContext, deps: AgentDeps, spec: AgentSpec, clock?:
     const ask = () => approveCalls(ctx, checked, spec, turn.toolCalls!, steps);
     // The clock stands still while a person is asked about a held call.
     const verdicts = asking && clock ? await clock.paused(step, turn.endedAt, ask, (v) => v.some((x) => x !== undefined)) : await ask();
-    const results = await runLimited(ctx, turn.toolCalls, deps.parallelism, (sc, c, j) => toolStep(sc, deps, spec, c, steps[j], verdicts[j]));
+    const call = (sc: AgentContext, c: LlmToolCall, j: number) => toolStep(sc, deps, spec, c, steps[j], verdicts[j]);
+    // A lone call needs no group (nothing beside it to stop when it fails): no scoped signal, no limiter.
+    const results = turn.toolCalls.length === 1 ? [await call(ctx, turn.toolCalls[0], 0)] : await runLimited(ctx, turn.toolCalls, deps.parallelism, call);
     toolCalls += results.length;
     for (const r of results) messages.push({ role: 'tool', toolCallId: r.callId, content: r.content });
   }

@@ -1,7 +1,9 @@
 /**
  * The step journal of every workflow: stream JOURNAL, one subject per workflow
  * (`svc.journal.<workflow_id>`), one message per journaled step (`{step, ...entry}`; a step
- * written twice (a replay after a crash mid-write) reads as its last message).
+ * written twice (a replay after a crash mid-write) reads as its last message). An entry may
+ * carry copies of its step's last events (`events`, see runtime/context.ts): they are written
+ * alongside the events rather than after them, so one wait per step covers both.
  *
  * Why a stream with a subject per workflow and not a KV key per step: reading a workflow's
  * whole journal back (every re-activation, e.g. every decision that wakes a waiting task) is
@@ -17,7 +19,7 @@ import { STREAMS, subjects } from './subjects.js';
 
 export interface JournalRecord {
   step: string;
-  /** The entry as written (result, seqAfter, at, ...). */
+  /** The entry as written (result, seqAfter, at, and events not yet stored when it was written, if any). */
   entry: Record<string, unknown>;
 }
 

@@ -9,6 +9,16 @@
  *   again from its start, announced by an ERROR_RECOVERY event naming it.
  * - events are published pipelined (no round trip per event); a step counts as done only
  *   after all its events are acknowledged by JetStream and its outcome is journaled.
+ * - one wait per step, not two: the journal entry is sent alongside the step's last events
+ *   rather than after their acks, and carries copies of the events JetStream had not yet
+ *   acknowledged when it was sent (usually only the step's final ones; the JOURNAL and EVENTS
+ *   streams store independently). A crash between the two writes can leave the entry stored
+ *   and its events not: an activation that finds the event stream ending before the
+ *   journal's highest `seqAfter` publishes the missing events again from those copies (same
+ *   de-duplication ids, in order) before anything else, so a recorded step always has its
+ *   events. The first entry of a workflow is written only once an event is stored, because an
+ *   activation that finds no event takes the workflow for a fresh one without reading the
+ *   journal (rehydrate).
  * - through a NATS outage, publishes wait (up to the task's deadline) and are re-sent in
  *   order; if one is lost for good the context stops publishing (BusDesync) so that no
  *   later seq is stored past the missing one.
@@ -34,6 +44,8 @@ export interface JournalEntry<T = unknown> {
   /** Last event seq emitted when the step finished. */
   seqAfter: number;
   at: string;
+  /** Copies of the events not yet acknowledged by JetStream when the entry was sent (see the file's head). */
+  events?: WorkflowEvent[];
 }
 
 /**
@@ -53,9 +65,20 @@ export class HandBack extends Error {
 /** The least time a publish waits for JetStream, even past the workflow's deadline. */
 const PUBLISH_GRACE_MS = 10_000;
 
+/**
+ * A journal message carrying more than this (a long answer's LLM_OUTPUT) is not sent with its
+ * events: they are awaited first and the entry carries none, keeping it far below NATS's
+ * largest message.
+ */
+const MAX_CARRYING_ENTRY_BYTES = 256 * 1024;
+
 export class WorkflowContext {
   private seq = 0;
+  /** Highest seq JetStream is known to hold (acknowledged, or found at rehydration). */
+  private storedSeq = 0;
   private pending: Promise<unknown>[] = [];
+  /** Published events whose ack has not come yet, in seq order: what a journal entry carries. */
+  private readonly unacked = new Map<number, WorkflowEvent>();
   private journal = new Map<string, JournalEntry>();
   private recoveredAfterCrash = false;
   private lastJournaledSeq = 0;
@@ -102,9 +125,10 @@ export class WorkflowContext {
 
   /**
    * Rehydrates from the event stream and the journal. One direct read of the last event
-   * decides: no event means a fresh workflow (steps journal only after emitting events).
-   * `expectJournal` (a wake) reads the journal alongside. Returns whether there was anything
-   * to rehydrate.
+   * decides: no event means a fresh workflow (its first journal entry follows a stored
+   * event). `expectJournal` (a wake) reads the journal alongside. Events of journaled steps
+   * that a crash kept from the stream are published first (restore). Returns whether there
+   * was anything to rehydrate.
    */
   async rehydrate(o: { expectJournal?: boolean } = {}): Promise<boolean> {
     const { jsm } = this.deps;
@@ -114,15 +138,42 @@ export class WorkflowContext {
     early?.catch(() => {});
     const last = await jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) });
     if (!last) return false;
-    this.seq = decodeEvent(last.data).seq;
+    this.seq = this.storedSeq = decodeEvent(last.data).seq;
+    const copies = new Map<number, WorkflowEvent>();
     for (const [step, e] of await (early ?? readJournal())) {
-      const entry = e as unknown as JournalEntry;
+      const { events, ...entry } = e as unknown as JournalEntry;
       this.journal.set(step, entry);
       this.lastJournaledSeq = Math.max(this.lastJournaledSeq, entry.seqAfter);
+      for (const ev of events ?? []) if (ev.seq > this.seq) copies.set(ev.seq, ev);
     }
+    if (this.lastJournaledSeq > this.seq) await this.restore(copies);
     // Events beyond the last journaled step mean a step was cut off mid-way.
     this.recoveredAfterCrash = this.seq > this.lastJournaledSeq;
     return true;
+  }
+
+  /**
+   * A crash came between a journal entry's write and its events' (see the file's head): the
+   * events after the stream's last one up to the journal's highest seqAfter are published
+   * again from the entries' copies, in order, under their own de-duplication ids.
+   */
+  private async restore(copies: Map<number, WorkflowEvent>): Promise<void> {
+    const from = this.seq + 1;
+    for (let seq = from; seq <= this.lastJournaledSeq; seq++) {
+      const ev = copies.get(seq);
+      // Every event up to an entry's seqAfter was stored or carried by it when it was sent.
+      if (!ev)
+        throw new Error(
+          `workflow ${this.workflowId}: the journal records events up to seq ${this.lastJournaledSeq}, the stream ends at ${from - 1} and no copy of seq ${seq} was journaled`,
+        );
+      this.send(ev);
+      this.seq = seq;
+    }
+    await this.flush();
+    this.deps.log.warn(
+      { workflow_id: this.workflowId, from_seq: from, to_seq: this.seq },
+      'events of journaled steps were missing after a crash; published them again from the journal',
+    );
   }
 
   isRecorded(step: string): boolean {
@@ -143,14 +194,23 @@ export class WorkflowContext {
       timestamp: new Date(now).toISOString(),
       ...(payload ? { payload } : {}),
     };
+    this.send(ev);
+    return ev;
+  }
+
+  private send(ev: WorkflowEvent): void {
     // After a lost publish, later ones would be stored past a missing seq: send nothing more.
-    if (this.desync) return ev;
+    if (this.desync) return;
+    const { seq } = ev;
+    this.unacked.set(seq, ev);
     const p = this.published(
       this.deps.publisher.publish(subjects.events(this.workflowId), encodeEvent(ev), this.publishOptions(msgIdOf(this.workflowId, seq))),
-    );
+    ).then(() => {
+      this.unacked.delete(seq);
+      if (seq > this.storedSeq) this.storedSeq = seq;
+    });
     p.catch(() => {}); // surfaced by flush()
     this.pending.push(p);
-    return ev;
   }
 
   /** Waits until JetStream has stored every event emitted so far. */
@@ -189,13 +249,25 @@ export class WorkflowContext {
       });
     }
     const result = await fn();
-    await this.flush();
-    const entry: JournalEntry<T> = { result, seqAfter: this.seq, at: new Date().toISOString() };
-    // A KV put is a publish to the bucket's subject; the pipelined publisher avoids a full
-    // request round-trip object per put on this hot path.
-    const log = this.deps.journalLog;
-    await this.published(this.deps.publisher.publish(log.subject(this.workflowId), log.encode(name, entry), this.publishOptions()));
-    this.journal.set(name, entry);
+    await this.record(name, result);
     return result;
+  }
+
+  /** Journals a step's outcome alongside its events not yet acknowledged; resolves once both are stored. */
+  private async record(name: string, result: unknown): Promise<void> {
+    if (this.desync) throw this.desync;
+    // An activation that finds no event does not read the journal: the first entry follows a stored event.
+    if (!this.storedSeq) await this.flush();
+    const entry: JournalEntry = { result, seqAfter: this.seq, at: new Date().toISOString() };
+    const log = this.deps.journalLog;
+    let data = this.unacked.size ? log.encode(name, { ...entry, events: [...this.unacked.values()] }) : undefined;
+    if (data && data.length > MAX_CARRYING_ENTRY_BYTES) {
+      await this.flush();
+      data = undefined;
+    }
+    // The pipelined publisher avoids a full request round-trip object per write on this hot path.
+    const journaled = this.published(this.deps.publisher.publish(log.subject(this.workflowId), data ?? log.encode(name, entry), this.publishOptions()));
+    await Promise.all([this.flush(), journaled]);
+    this.journal.set(name, entry);
   }
 }

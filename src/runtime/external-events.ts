@@ -9,6 +9,8 @@
  *   JetStream's expected-last-subject-sequence, so a concurrent writer cannot interleave.
  * - the actor's next activation does not take them for a step cut off by a crash: a journal
  *   entry `external-<seq>` records the last appended seq as its `seqAfter`.
+ * - nothing is appended while the journal records events the stream lacks (a crash between a
+ *   step's two writes, repaired by the actor's next activation): WorkflowBusy, retryable.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -64,6 +66,12 @@ export async function appendExternalEvents(bus: Bus, workflowId: string, events:
     const last = await bus.jsm.streams.getMessage(STREAMS.events, { last_by_subj: subject });
     if (!last) throw new AppError(Code.FailedPrecondition, `workflow ${workflowId} has no events to continue`);
     let seq = decodeEvent(last.data).seq;
+    // A worker that died between a step's journal entry and its events (context.ts) left the
+    // stream behind the journal: the actor's next activation (the task's redelivery) publishes
+    // those events again from the entry's copies. Appending before would take their seqs.
+    for (const e of (await bus.journal.read(workflowId)).values()) {
+      if ((e as unknown as JournalEntry).seqAfter > seq) throw new WorkflowBusy(workflowId);
+    }
     let streamSeq = last.seq;
     const stored: WorkflowEvent[] = [];
     for (const e of events) {

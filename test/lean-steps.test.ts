@@ -1,0 +1,161 @@
+/**
+ * One wait per step (runtime/context.ts): a step's journal entry is written alongside its last
+ * events and carries copies of the ones not yet acknowledged. A normal step still returns only
+ * once its events and its record are stored, and its record carries only what was not yet
+ * stored; after a crash between the two writes (simulated: the entry is in the journal, its
+ * events are not in the stream) the workflow's next activation publishes them from the
+ * journal, exactly once, in order, before it goes on, and the recorded step does not run again.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { STREAMS, decodeEvent, streamId, subjects, type WorkflowEvent } from '../src/bus/index.js';
+import { createLogger } from '../src/kernel/index.js';
+import { WorkflowBusy, WorkflowContext, appendExternalEvents } from '../src/runtime/index.js';
+import { archivedEvents, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+/** Every event the EVENTS stream holds for a workflow, in stream order (duplicates included). */
+async function streamed(workflowId: string): Promise<WorkflowEvent[]> {
+  const c = await t.app.bus.js.consumers.get(STREAMS.events, { filter_subjects: subjects.events(workflowId) });
+  const out: WorkflowEvent[] = [];
+  for await (const m of await c.fetch({ max_messages: 1000, expires: 1000 })) {
+    out.push(decodeEvent(m.data));
+    if (m.info.pending === 0) break;
+  }
+  return out;
+}
+
+const contextOf = (workflowId: string) =>
+  new WorkflowContext(workflowId, {
+    publisher: t.app.bus.events,
+    journalLog: t.app.bus.journal,
+    jsm: t.app.bus.jsm,
+    log: createLogger({ level: 'silent' }),
+  });
+
+it('a step returns once its events and its record are stored; the record carries only the events not yet acknowledged', async () => {
+  const id = randomUUID();
+  const ctx = contextOf(id);
+  expect(await ctx.rehydrate()).toBe(false);
+  await ctx.step('start', async () => {
+    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
+    return 'started';
+  });
+  // An activation that finds no event does not read the journal: the first entry follows its event.
+  expect((await streamed(id)).map((e) => e.seq)).toEqual([1]);
+  expect((await t.app.bus.journal.read(id)).get('start')).toEqual({ result: 'started', seqAfter: 1, at: expect.any(String) });
+
+  await ctx.step('work', async () => {
+    ctx.emit('STATUS_UPDATE', 'a', 'one');
+    await ctx.flush();
+    ctx.emit('STATUS_UPDATE', 'a', 'two');
+    ctx.emit('STATUS_UPDATE', 'a', 'three');
+    return 'worked';
+  });
+  const stored = await streamed(id);
+  expect(stored.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+  const work = (await t.app.bus.journal.read(id)).get('work')!;
+  expect(work).toMatchObject({ result: 'worked', seqAfter: 4 });
+  // Event 2 was acknowledged before the entry was written; 3 and 4 could not have been.
+  expect(work.events).toEqual(stored.slice(2));
+
+  await ctx.step('quiet', async () => 'nothing emitted');
+  expect((await t.app.bus.journal.read(id)).get('quiet')).toEqual({ result: 'nothing emitted', seqAfter: 4, at: expect.any(String) });
+});
+
+it('a crash between a step record and its events: the next activation publishes them from the journal once, in order, and does not run the step again', async () => {
+  const r = await fetch(`${t.base}/api/v1/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'lean steps', mode: 'simple', context: { require_approval: true } }),
+  });
+  const { task_id: id } = await json(r);
+  const approval = await waitFor(async () => {
+    const b = await json(await fetch(`${t.base}/api/v1/approvals?status=pending`));
+    const a = (b.approvals as { approval_id: string; workflow_id: string }[]).find((x) => x.workflow_id === id);
+    return a && (await t.app.store.getTask(id))?.status === 'TASK_STATUS_PAUSED' ? a : undefined;
+  });
+  const before = await streamed(id);
+  const last = before.at(-1)!.seq;
+  expect(before.map((e) => e.seq)).toEqual(before.map((_, i) => i + 1));
+
+  // What the decision step of a worker that died between its two writes leaves: its record,
+  // carrying its two events, and neither event in the stream.
+  const now = Date.now();
+  const event = (seq: number, type: WorkflowEvent['type'], message: string): WorkflowEvent => ({
+    workflow_id: id,
+    seq,
+    stream_id: streamId(now, seq),
+    type,
+    agent_id: 'orchestrator',
+    message,
+    timestamp: new Date(now).toISOString(),
+    payload: { from: 'journal copy' },
+  });
+  const carried = [event(last + 1, 'APPROVAL_DECISION', 'Approved'), event(last + 2, 'STATUS_UPDATE', 'the step went on')];
+  await t.app.bus.journal.put(id, 'wait-approval-task', {
+    result: { waitId: approval.approval_id, decision: { approved: true }, timedOut: false, decidedAt: new Date(now).toISOString(), waitedMs: 1 },
+    seqAfter: last + 2,
+    at: new Date(now).toISOString(),
+    events: carried,
+  });
+
+  // The decision wakes the workflow.
+  const d = await fetch(`${t.base}/api/v1/approvals/decision`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ approval_id: approval.approval_id, workflow_id: id, approved: true }),
+  });
+  expect(d.status).toBe(200);
+  const archived = await archivedEvents(t.base, id);
+  const evs = await streamed(id);
+  // Each seq once, in order, the copies in their places, the recorded step not run again.
+  expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
+  expect(evs.slice(0, last)).toEqual(before);
+  expect(evs.slice(last, last + 2)).toEqual(carried);
+  expect(evs.filter((e) => e.type === 'APPROVAL_DECISION')).toEqual([carried[0]]);
+  expect(evs.filter((e) => e.type === 'ERROR_RECOVERY')).toEqual([]);
+  expect(evs.filter((e) => e.type === 'WORKFLOW_COMPLETED')).toHaveLength(1);
+  expect(archived.map((e) => e.seq)).toEqual(evs.map((e) => e.seq));
+  expect((await t.app.store.getTask(id))?.status).toBe('TASK_STATUS_COMPLETED');
+});
+
+it('events are not appended from outside while the journal records events the stream lacks (WorkflowBusy until the actor repairs it)', async () => {
+  const id = randomUUID();
+  const ctx = contextOf(id);
+  await ctx.rehydrate();
+  await ctx.step('start', async () => {
+    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
+    return 'started';
+  });
+  // A crash between the next step's record and its event: the entry is stored, the event is not.
+  const lost: WorkflowEvent = {
+    workflow_id: id,
+    seq: 2,
+    stream_id: streamId(Date.now(), 2),
+    type: 'STATUS_UPDATE',
+    agent_id: 'a',
+    message: 'lost',
+    timestamp: new Date().toISOString(),
+  };
+  await t.app.bus.journal.put(id, 'work', { result: 'done', seqAfter: 2, at: new Date().toISOString(), events: [lost] });
+  const append = () => appendExternalEvents(t.app.bus, id, [{ type: 'STATUS_UPDATE', agentId: 'review', message: 'from outside' }], { leaseWaitMs: 100 });
+  await expect(append()).rejects.toBeInstanceOf(WorkflowBusy);
+  expect((await streamed(id)).map((e) => e.seq)).toEqual([1]);
+  // The actor's next activation publishes the lost event; then the append takes seq 3.
+  expect(await contextOf(id).rehydrate()).toBe(true);
+  expect((await append()).map((e) => e.seq)).toEqual([3]);
+  expect((await streamed(id)).map((e) => [e.seq, e.message])).toEqual([
+    [1, 'started'],
+    [2, 'lost'],
+    [3, 'from outside'],
+  ]);
+});
