@@ -8,7 +8,7 @@
  * `offline` provider is deterministic and says so in every answer. The response cache, budgets
  * and usage records wrap a provider without changing what it answers.
  *
- * Files: provider.ts (the interface and LlmError), offline.ts, openai.ts (the providers),
+ * Files: provider.ts (the interface and LlmError), offline.ts, openai.ts (the providers; sse-data.ts reads its streamed body),
  * catalogue.ts (models.yaml), routing.ts (model choice), router.ts (retries and fallback),
  * embeddings.ts, cache.ts (response cache), budget.ts, usage.ts (llm_calls),
  * model-service.ts (the model-service role's HTTP endpoint).

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -311,6 +312,134 @@ describe('OpenAiProvider: abort', () => {
     const err = await rejection(pending);
     expect(err.message).toMatch(/aborted/);
     await expect.poll(() => server.closedEarly).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('OpenAiProvider: reading the stream', () => {
+  // A bare SSE server: each test writes the body byte by byte as it needs, and may wait for
+  // the client to have handled a delta before writing more (so the rest is another read).
+  let write: (res: ServerResponse) => void;
+  let raw: Server;
+  let rawProvider: (timeoutMs?: number) => OpenAiProvider;
+  beforeAll(async () => {
+    raw = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        write(res);
+      });
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', () => r()));
+    const { port } = raw.address() as { port: number };
+    rawProvider = (timeoutMs = 10_000) => new OpenAiProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'k', models, timeoutMs });
+  });
+  afterAll(async () => {
+    raw.closeAllConnections();
+    await new Promise<void>((r) => raw.close(() => r()));
+  });
+
+  const chunk = (content: string, extra: object = {}) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'raw-model', choices: [{ index: 0, delta: { content }, finish_reason: null }], ...extra })}\n\n`;
+  const closed = (res: ServerResponse) => new Promise<void>((r) => res.on('close', () => r()));
+
+  it('reassembles an event and a UTF-8 character split across network reads', async () => {
+    const second = Buffer.from(chunk('naïve ✓ done'));
+    const cut = second.indexOf(Buffer.from('✓')) + 1; // inside the three bytes of ✓
+    let rest = () => {};
+    write = (res) => {
+      res.write(Buffer.concat([Buffer.from(chunk('first ')), second.subarray(0, cut)]));
+      rest = () => res.end(Buffer.concat([second.subarray(cut), Buffer.from('data: [DONE]\n\n')]));
+    };
+    const seen: string[] = [];
+    const r = await rawProvider().complete(request(), (d) => {
+      seen.push(d);
+      if (seen.length === 1) rest();
+    });
+    expect(seen).toEqual(['first ', 'naïve ✓ done']);
+    expect(r.model).toBe('raw-model');
+  });
+
+  it('takes CRLF framing, skips comments, and ignores what follows [DONE]', async () => {
+    write = (res) =>
+      res.end(
+        [
+          ': keep-alive\r\n\r\n',
+          chunk('a').replaceAll('\n', '\r\n'),
+          chunk('b', { choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }),
+          'data: [DONE]\n\n',
+          chunk('after'),
+        ].join(''),
+      );
+    const seen: string[] = [];
+    const r = await rawProvider().complete(request(), (d) => seen.push(d));
+    expect(seen).toEqual(['a']);
+    expect(r.text).toBe('a');
+    expect(r.finishReason).toBe('length');
+  });
+
+  it('a connection cut in the middle of an event -> retryable, the half event never delivered', async () => {
+    let cutNow = () => {};
+    write = (res) => {
+      res.write(chunk('partial ') + 'data: {"choices":[{"delta":{"content":"lo');
+      cutNow = () => res.socket?.destroy();
+    };
+    const seen: string[] = [];
+    const err = await rejection(
+      rawProvider().complete(request(), (d) => {
+        seen.push(d);
+        cutNow();
+      }),
+    );
+    expect(err.retryable).toBe(true);
+    expect(err.message).toBe('LLM provider error: terminated'); // undici's word for a body cut short
+    expect(seen).toEqual(['partial ']);
+  });
+
+  it('`event: error` -> LlmError with its message, and the connection is closed', async () => {
+    let res!: ServerResponse;
+    write = (r) => {
+      res = r;
+      r.write(chunk('so far') + 'event: error\ndata: {"message":"upstream overloaded","type":"server_error"}\n\n'); // never ended
+    };
+    const err = await rejection(rawProvider().complete(request()));
+    expect(err.message).toBe('LLM provider error: upstream overloaded');
+    expect(err.retryable).toBe(true);
+    await closed(res);
+  });
+
+  it('data that is not JSON -> retryable LlmError', async () => {
+    write = (res) => res.end('data: {"choices": [\n\n');
+    const err = await rejection(rawProvider().complete(request()));
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/JSON/);
+  });
+
+  it('each chunk pushes the idle timeout back: a slow but steady stream completes', async () => {
+    write = (res) => {
+      let n = 0;
+      const next = () => {
+        if (n === 4) return res.end('data: [DONE]\n\n');
+        res.write(chunk(`t${n++} `));
+        setTimeout(next, 150);
+      };
+      next();
+    };
+    const r = await rawProvider(400).complete(request()); // 600 ms in all, never 400 ms idle
+    expect(r.text).toBe('t0 t1 t2 t3 ');
+  });
+
+  it('an abort from the delta callback stops at once, even with more events in the same read', async () => {
+    write = (res) => res.end(chunk('one ') + chunk('two ') + 'data: [DONE]\n\n');
+    const ac = new AbortController();
+    const seen: string[] = [];
+    const err = await rejection(
+      rawProvider().complete(request({ signal: ac.signal }), (d) => {
+        seen.push(d);
+        ac.abort();
+      }),
+    );
+    expect(err.message).toMatch(/aborted/);
+    expect(seen).toEqual(['one ']);
   });
 });
 

@@ -1,9 +1,12 @@
 /**
  * `openai`: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server, LiteLLM)
  * through the openai SDK, streamed, with usage, tool calls and the provider's Retry-After.
+ * The SDK makes the request and maps a refused one to its errors; the streamed body is read
+ * here (sse-data.ts), at a fraction of the SDK stream's CPU cost per chunk.
  */
 import type OpenAI from 'openai';
 import { lazyImport } from '../kernel/index.js';
+import { readSseData } from './sse-data.js';
 import { wireNames, type WireNames } from './wire-names.js';
 import { abortedError, estimateTokens, LlmError, type ChatMessage, type LlmProvider, type LlmRequest, type LlmResult, type LlmToolCall } from './provider.js';
 
@@ -72,20 +75,23 @@ export class OpenAiProvider implements LlmProvider {
     const names = req.tools?.length || req.messages.some((m) => m.role === 'assistant' && m.toolCalls?.length) ? wireNames(toolNamesOf(req)) : undefined;
 
     // One controller for the caller's signal and the idle timeout. The SDK's own timeout stops
-    // at the response headers, and its stream ends silently (no error) when aborted, so both
-    // cases are detected here rather than inferred from the stream.
+    // at the response headers; an aborted body read rejects with a bare AbortError, so both
+    // cases are told apart here rather than inferred from the error.
     const controller = new AbortController();
-    const onAbort = () => controller.abort();
+    // `stopped` mirrors controller.signal.aborted: read per chunk, and a plain variable is
+    // cheaper than AbortSignal's checked getter.
+    let stopped = false;
+    const onAbort = () => {
+      stopped = true;
+      controller.abort();
+    };
     req.signal?.addEventListener('abort', onAbort, { once: true });
     let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, this.opts.timeoutMs);
-    };
+    // One timer for the whole call, pushed back at each chunk (refresh() re-arms it in place).
+    const timer = setTimeout(() => {
+      timedOut = true;
+      onAbort();
+    }, this.opts.timeoutMs);
     const interrupted = () =>
       timedOut
         ? new LlmError(`LLM provider timed out: no data for ${this.opts.timeoutMs} ms`, { retryable: true })
@@ -93,38 +99,46 @@ export class OpenAiProvider implements LlmProvider {
           ? abortedError(req.signal.reason)
           : undefined;
     try {
-      arm();
       const client = await this.clientOf();
-      const stream = await client.chat.completions.create(
-        {
-          model,
-          messages: toOpenAiMessages(req.messages, names),
-          max_tokens: req.maxTokens,
-          temperature: req.temperature,
-          ...(req.topP !== undefined ? { top_p: req.topP } : {}),
-          ...(req.stop?.length ? { stop: req.stop } : {}),
-          ...(req.presencePenalty !== undefined ? { presence_penalty: req.presencePenalty } : {}),
-          ...(req.frequencyPenalty !== undefined ? { frequency_penalty: req.frequencyPenalty } : {}),
-          ...(req.tools?.length
-            ? {
-                tools: req.tools.map((t) => ({
-                  type: 'function' as const,
-                  function: {
-                    name: names ? names.toWire(t.name) : t.name,
-                    ...(t.description ? { description: t.description } : {}),
-                    parameters: t.parameters ?? { type: 'object', properties: {} },
-                  },
-                })),
-                ...(req.toolChoice ? { tool_choice: req.toolChoice } : {}),
-              }
-            : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        },
-        { signal: controller.signal },
-      );
-      for await (const chunk of stream) {
-        arm();
+      const response = await client.chat.completions
+        .create(
+          {
+            model,
+            messages: toOpenAiMessages(req.messages, names),
+            max_tokens: req.maxTokens,
+            temperature: req.temperature,
+            ...(req.topP !== undefined ? { top_p: req.topP } : {}),
+            ...(req.stop?.length ? { stop: req.stop } : {}),
+            ...(req.presencePenalty !== undefined ? { presence_penalty: req.presencePenalty } : {}),
+            ...(req.frequencyPenalty !== undefined ? { frequency_penalty: req.frequencyPenalty } : {}),
+            ...(req.tools?.length
+              ? {
+                  tools: req.tools.map((t) => ({
+                    type: 'function' as const,
+                    function: {
+                      name: names ? names.toWire(t.name) : t.name,
+                      ...(t.description ? { description: t.description } : {}),
+                      parameters: t.parameters ?? { type: 'object', properties: {} },
+                    },
+                  })),
+                  ...(req.toolChoice ? { tool_choice: req.toolChoice } : {}),
+                }
+              : {}),
+            stream: true,
+            stream_options: { include_usage: true },
+          },
+          { signal: controller.signal },
+        )
+        .asResponse();
+      if (!response.body) throw new LlmError('LLM provider error: the streamed response has no body', { retryable: true });
+      await readSseData(response.body, (data, event) => {
+        // An abort errors the body, but events of a read already taken would still be handled.
+        if (stopped) throw controller.signal.reason;
+        timer.refresh();
+        const chunk = JSON.parse(data) as OpenAI.Chat.Completions.ChatCompletionChunk & { error?: unknown };
+        // The SDK's rule: a data object with `error` is the server failing mid-stream. An
+        // `event: error` without one (which the SDK would pass on as a chunk) is one too.
+        if (chunk.error || event === 'error') throw new loaded!.APIError(undefined, chunk.error ?? chunk, undefined, response.headers);
         if (chunk.model) reportedModel = chunk.model;
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices?.[0];
@@ -135,7 +149,8 @@ export class OpenAiProvider implements LlmProvider {
         }
         if (choice?.delta?.tool_calls) tools.add(choice.delta.tool_calls);
         if (choice?.finish_reason) finishReason = choice.finish_reason;
-      }
+      });
+      // A body that had fully arrived when the abort came ends normally: still not an answer.
       const stop = interrupted();
       if (stop) throw stop;
     } catch (err) {
