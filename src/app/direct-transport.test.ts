@@ -3,6 +3,7 @@
 // read from the headers), failures arrive as a caller over the wire would see them, deadlines
 // and the caller's cancellation stop the wait, and streaming calls use the fallback transport.
 import { randomUUID } from 'node:crypto';
+import { getEventListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Code, ConnectError, createClient, createRouterTransport, type ConnectRouter } from '@connectrpc/connect';
 import { describe, expect, it } from 'vitest';
@@ -18,12 +19,12 @@ const TOKEN = 'unit-test-internal-token-0123456789abcdef';
 const user = { kind: 'user' as const, userId: randomUUID(), tenantId: randomUUID() };
 
 /** What the implementation saw of each call. */
-const seen: { message?: unknown; signal?: AbortSignal }[] = [];
+const seen: { message?: unknown; signal?: AbortSignal; timeoutMs?: number }[] = [];
 
 const routes = (r: ConnectRouter) => {
   r.service(OrchestratorService, {
     getTaskStatus: (req, ctx) => {
-      seen.push({ message: req, signal: ctx.signal });
+      seen.push({ message: req, signal: ctx.signal, timeoutMs: ctx.timeoutMs() });
       if (req.taskId === 'missing') throw new ConnectError('task not found', Code.NotFound);
       if (req.taskId === 'bug') throw new Error('something broke');
       return { taskId: req.taskId, result: JSON.stringify(ctx.values.get(CALLER)) };
@@ -57,7 +58,7 @@ describe('createDirectTransport', () => {
     expect(JSON.parse(r.result)).toEqual(user);
     expect(seen).toHaveLength(1);
     expect(seen[0].message).toBe(msg);
-    expect(seen[0].signal!.aborted).toBe(false);
+    expect(seen[0].signal!.aborted).toBe(true); // the handler's context ends with the call
   });
 
   it("applies the server's checks: a wrong internal token is refused", async () => {
@@ -82,6 +83,21 @@ describe('createDirectTransport', () => {
     await sleep(10);
     ac.abort();
     expect((await rpcFailure(call)).code).toBe(Code.Canceled);
+  });
+
+  it("leaves no listener on the caller's signal, never runs a call cancelled before it starts, and ends the handler's context", async () => {
+    const client = createClient(OrchestratorService, transport());
+    const ac = new AbortController();
+    seen.length = 0;
+    for (let i = 0; i < 20; i++) await client.getTaskStatus({ taskId: `t${i}` }, { ...callAs(user), signal: ac.signal, timeoutMs: 5000 });
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
+    // The handler saw the deadline, and its context ended with the call.
+    expect(seen.every((s) => s.signal!.aborted)).toBe(true);
+    expect(seen[0].timeoutMs).toBeGreaterThan(4000);
+    ac.abort();
+    seen.length = 0;
+    expect((await rpcFailure(client.getTaskStatus({ taskId: 'late' }, { ...callAs(user), signal: ac.signal }))).code).toBe(Code.Canceled);
+    expect(seen).toHaveLength(0);
   });
 
   it('serves streaming calls through the fallback transport', async () => {

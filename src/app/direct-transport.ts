@@ -13,8 +13,10 @@
  *
  * What differs from the wire: the implementation receives the caller's message object itself
  * and the caller receives the implementation's answer object itself (neither side mutates
- * them); the request's signal is aborted only when the caller's signal or the deadline fires,
- * not at every call's end.
+ * them); the handler's context is aborted at the call's end with one shared reason instead of
+ * a new DOMException. `invokeUnaryImplementation` and `createDeadlineSignal` are Connect's
+ * protocol-level helpers (marked internal, outside semantic versioning):
+ * direct-transport.test.ts fails if an update changes what this file relies on.
  */
 import type { DescMessage, DescMethodStreaming, DescMethodUnary, DescService, MessageInitShape } from '@bufbuild/protobuf';
 import {
@@ -60,13 +62,32 @@ function unarySpecsOf(routes: (r: ConnectRouter) => void): Map<string, UnarySpec
 }
 
 /**
- * The signal a call runs under: the caller's and the deadline's (aborted with DeadlineExceeded,
- * as Connect's transports do), or a fresh one that nothing aborts when neither is given.
+ * The signal a call runs under: aborted by the caller's signal or at the deadline (with
+ * DeadlineExceeded, as Connect's transports do). Its own per call, so that the listeners the
+ * call adds end with it, not on the caller's signal; `cleanup` removes the call's listener
+ * from the caller's signal and stops the deadline.
  */
 function callSignal(signal: AbortSignal | undefined, timeoutMs: number | undefined): { signal: AbortSignal; cleanup(): void } {
-  if (timeoutMs === undefined) return { signal: signal ?? new AbortController().signal, cleanup() {} };
-  const deadline = createDeadlineSignal(timeoutMs);
-  return { signal: signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal, cleanup: deadline.cleanup };
+  const ac = new AbortController();
+  const deadline = timeoutMs === undefined ? undefined : createDeadlineSignal(timeoutMs);
+  const sources = [signal, deadline?.signal].filter((x): x is AbortSignal => x !== undefined);
+  const onAbort = function (this: AbortSignal) {
+    ac.abort(this.reason);
+  };
+  for (const s of sources) {
+    if (s.aborted) {
+      ac.abort(s.reason);
+      break;
+    }
+    s.addEventListener('abort', onAbort, { once: true });
+  }
+  return {
+    signal: ac.signal,
+    cleanup() {
+      for (const s of sources) s.removeEventListener('abort', onAbort);
+      deadline?.cleanup();
+    },
+  };
 }
 
 /** Rejects with the signal's reason once it aborts: the caller stops waiting, as a transport's request would. */
@@ -76,6 +97,12 @@ function untilAborted(signal: AbortSignal): Promise<never> {
     else signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
   });
 }
+
+/**
+ * The reason a handler's context is aborted with when its call has ended (Connect's handlers
+ * abort it then too); one object, not a DOMException with a stack per call.
+ */
+const CALL_ENDED = new ConnectError('the call has ended', Code.Canceled);
 
 export function createDirectTransport(o: {
   routes: (r: ConnectRouter) => void;
@@ -109,11 +136,18 @@ export function createDirectTransport(o: {
           url,
           requestHeader: req.header,
           requestSignal: req.signal,
+          timeoutMs,
           contextValues: createContextValues(),
         });
-        const run = invokeUnaryImplementation(spec, context, req.message, o.serverInterceptors);
-        const out = (await (signal || timeoutMs !== undefined ? Promise.race([run, untilAborted(req.signal)]) : run)) as UnaryResponse<I, O>['message'];
-        return { stream: false, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: out };
+        try {
+          // A call cancelled (or past its deadline) before it reached the server never runs.
+          req.signal.throwIfAborted();
+          const run = invokeUnaryImplementation(spec, context, req.message, o.serverInterceptors);
+          const out = (await (signal || timeoutMs !== undefined ? Promise.race([run, untilAborted(req.signal)]) : run)) as UnaryResponse<I, O>['message'];
+          return { stream: false, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: out };
+        } finally {
+          context.abort(CALL_ENDED);
+        }
       };
       // The first interceptor is the outermost, as Connect applies them.
       const next = o.clientInterceptors.reduceRight<typeof serve>((n, i) => i(n as never) as never, serve);

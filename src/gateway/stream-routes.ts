@@ -177,20 +177,22 @@ export class StreamRoutes {
 
   /**
    * Heartbeats and the inactivity timeout for SSE connections. A heartbeat goes only to a
-   * connection nothing was written to for half the heartbeat interval (checked every half
-   * interval, so none is silent longer than the interval): streams receiving events are not
-   * written to all at once by this timer (1,000 writes in one turn held every event behind them).
+   * connection nothing was written to for about the heartbeat interval (checked every
+   * `period`, a quarter of the interval up to 1 s, so none is silent longer than the interval
+   * and an idle one gets one per interval): streams receiving events are not all written to in
+   * one timer turn (1,000 writes in one turn held every event behind them).
    */
   startTimers(): void {
-    const everyMs = (Math.min(this.cfg.heartbeatSeconds, this.cfg.inactivitySeconds) * 1000) / 2;
+    const intervalMs = Math.min(this.cfg.heartbeatSeconds, this.cfg.inactivitySeconds) * 1000;
+    const period = Math.min(1000, intervalMs / 4);
     const hb = setInterval(() => {
       const now = Date.now();
       const idleMs = this.cfg.inactivitySeconds * 1000;
       for (const c of this.sse) {
         if (now - c.lastEventAt > idleMs) c.timeout(this.cfg.inactivitySeconds);
-        else if (now - c.lastWriteAt >= everyMs) c.heartbeat();
+        else if (now - c.lastWriteAt >= intervalMs - period) c.heartbeat();
       }
-    }, everyMs);
+    }, period);
     hb.unref();
     this.timers.push(hb);
   }

@@ -9,8 +9,9 @@
  *   JetStream's expected-last-subject-sequence, so a concurrent writer cannot interleave.
  * - the actor's next activation does not take them for a step cut off by a crash: a journal
  *   entry `external-<seq>` records the last appended seq as its `seqAfter`.
- * - nothing is appended while the journal records events the stream lacks (a crash between a
- *   step's two writes, repaired by the actor's next activation): WorkflowBusy, retryable.
+ * - events the journal records and the stream lacks (a crash between a step's two writes) are
+ *   published from the journal's copies before anything is appended, as the actor's next
+ *   activation would.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,13 +67,24 @@ export async function appendExternalEvents(bus: Bus, workflowId: string, events:
     const last = await bus.jsm.streams.getMessage(STREAMS.events, { last_by_subj: subject });
     if (!last) throw new AppError(Code.FailedPrecondition, `workflow ${workflowId} has no events to continue`);
     let seq = decodeEvent(last.data).seq;
-    // A worker that died between a step's journal entry and its events (context.ts) left the
-    // stream behind the journal: the actor's next activation (the task's redelivery) publishes
-    // those events again from the entry's copies. Appending before would take their seqs.
-    for (const e of (await bus.journal.read(workflowId)).values()) {
-      if ((e as unknown as JournalEntry).seqAfter > seq) throw new WorkflowBusy(workflowId);
-    }
     let streamSeq = last.seq;
+    // A worker that died between a step's journal entry and its events (context.ts) left the
+    // stream behind the journal; the entries carry copies of those events. Holding the lease,
+    // the appender publishes them first (as the actor's next activation would), so appended
+    // events never take their seqs.
+    const copies = new Map<number, WorkflowEvent>();
+    let journaledSeq = seq;
+    for (const e of (await bus.journal.read(workflowId)).values()) {
+      const entry = e as unknown as JournalEntry;
+      journaledSeq = Math.max(journaledSeq, entry.seqAfter);
+      for (const ev of entry.events ?? []) if (ev.seq > seq) copies.set(ev.seq, ev);
+    }
+    for (let s = seq + 1; s <= journaledSeq; s++) {
+      const ev = copies.get(s);
+      if (!ev) throw new AppError(Code.Internal, `workflow ${workflowId}: the journal records events up to seq ${journaledSeq} and holds no copy of seq ${s}`);
+      streamSeq = (await bus.js.publish(subject, encodeEvent(ev), { msgID: msgIdOf(workflowId, s), expect: { lastSubjectSequence: streamSeq } })).seq;
+      seq = s;
+    }
     const stored: WorkflowEvent[] = [];
     for (const e of events) {
       seq++;
