@@ -48,11 +48,13 @@ export async function runLive(o: {
   pin: boolean;
   quick: boolean;
   workerConcurrency?: number;
+  /** Streams at once (default 1,000, the target's). */
+  streams?: number;
   profile: boolean;
   log: (s: string) => void;
 }): Promise<{ results: LiveResults; report: string }> {
   const profileDir = o.profile ? join(ROOT, 'bench', 'results', 'profiles') : undefined;
-  const n = 1000;
+  const n = o.streams ?? 1000;
   const tokens = o.quick ? 100 : 250;
   const timeoutMs = SPREAD_MS + tokens * 20 + 60_000;
   const args = { host: '127.0.0.1', n, spreadMs: SPREAD_MS, tokens, resumeEvery: RESUME_EVERY, resumeAt: RESUME_AT, timeoutMs };

@@ -43,6 +43,8 @@ interface Args {
   latencyRate?: number;
   /** live only: WORKER_CONCURRENCY for the service (default: the service's own). */
   workerConcurrency?: number;
+  /** live only: streams at once (default 1,000). */
+  liveStreams?: number;
   servers: ('gateway' | 'uws' | 'http')[];
   rawPublish: boolean;
 }
@@ -78,13 +80,14 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--quick') a.quick = true;
     else if (k === '--latency-rate') a.latencyRate = Number(v);
     else if (k === '--worker-concurrency') a.workerConcurrency = Number(v);
+    else if (k === '--streams') a.liveStreams = Number(v);
     else if (k === '--servers') a.servers = v.split(',') as Args['servers'];
     else if (k === '--publish') {
       if (v !== 'raw' && v !== 'js') throw new Error('--publish must be js or raw');
       a.rawPublish = v === 'raw';
     } else
       throw new Error(
-        `unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --worker-concurrency=<n> --servers=gateway,uws,http --publish=js|raw`,
+        `unknown flag ${f}; known: --profile --no-pin --quick --latency-rate=<events/s> --worker-concurrency=<n> --streams=<n> --servers=gateway,uws,http --publish=js|raw`,
       );
   }
   return a;
@@ -201,7 +204,7 @@ async function main(): Promise<void> {
     }
     if (args.live) {
       const r = await withNats((nats) =>
-        runLive({ nats, pg: db, pin, quick: args.quick, workerConcurrency: args.workerConcurrency, profile: args.profile, log }),
+        runLive({ nats, pg: db, pin, quick: args.quick, workerConcurrency: args.workerConcurrency, streams: args.liveStreams, profile: args.profile, log }),
       );
       results.live = r.results;
       process.stdout.write(r.report);
