@@ -483,8 +483,7 @@ export class Worker {
     await ctx.step(
       'finish',
       async () => {
-        await this.store.finishTask(task.task_id, outcome, new Date());
-        await this.opts.waits?.closeOpen(task.task_id);
+        await this.store.finishTask(task.task_id, outcome, new Date(), { closeWaits: !!this.opts.waits });
         if (outcome.status === 'TASK_STATUS_COMPLETED') {
           ctx.emit('WORKFLOW_COMPLETED', this.opts.producerOf?.(task) ?? 'orchestrator', 'Workflow completed', {
             result: outcome.result ?? '',

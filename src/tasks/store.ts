@@ -10,6 +10,7 @@
 import { TERMINAL_STATUSES } from '../kernel/index.js';
 import { Batcher, type Sql, type postgres } from '../store/index.js';
 import type { EventRow, ListTasksQuery, NewTask, QueuedTask, TaskBrief, TaskOutcome, TaskRow } from './model.js';
+import { closeOpenWaits } from './wait-close.js';
 
 const EVENT_ROWS_PER_INSERT = 1000;
 
@@ -130,9 +131,14 @@ export class TaskStore {
     return r.count === 1;
   }
 
-  /** Writes the terminal state once; returns false if the task already ended. */
-  async finishTask(id: string, o: TaskOutcome, at: Date): Promise<boolean> {
-    const r = await this.sql`UPDATE tasks SET
+  /**
+   * Writes the terminal state once; returns false if the task already ended. `closeWaits`: in the
+   * same statement, its waits for people are closed (wait-close.ts; one round trip per finished
+   * task instead of two).
+   */
+  async finishTask(id: string, o: TaskOutcome, at: Date, opts: { closeWaits?: boolean } = {}): Promise<boolean> {
+    const closeWaits = opts.closeWaits ? this.sql`WITH closed AS (${closeOpenWaits(this.sql, id)}) ` : this.sql``;
+    const r = await this.sql`${closeWaits}UPDATE tasks SET
         status = ${o.status},
         result = ${o.result ?? null},
         error = ${o.error ?? ''},

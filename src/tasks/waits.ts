@@ -16,6 +16,7 @@ import { TERMINAL_STATUSES } from '../kernel/index.js';
 import type { Sql } from '../store/index.js';
 import { startMessage, type QueuedTask, type TaskStart } from './model.js';
 import type { TaskStore } from './store.js';
+import { closeOpenWaits } from './wait-close.js';
 
 /** pending: waiting for a person; decided: answered (or timed out); closed: the task ended first. */
 export type WaitStatus = 'pending' | 'decided' | 'closed';
@@ -159,10 +160,7 @@ export class WaitStore {
 
   /** The task ended: its open waits can no longer be decided, and no decision of it needs a wake. */
   async closeOpen(taskId: string): Promise<void> {
-    await this.sql`UPDATE task_waits SET
-        status = CASE WHEN status = 'pending' THEN 'closed' ELSE status END,
-        decided_at = COALESCE(decided_at, now()), consumed_at = COALESCE(consumed_at, now())
-      WHERE task_id = ${taskId}::uuid AND (status = 'pending' OR consumed_at IS NULL)`;
+    await closeOpenWaits(this.sql, taskId);
   }
 
   /** Wakes a task only if it waits for a person (a cancel must reach a passivated workflow). */
