@@ -55,30 +55,33 @@ export interface AgentClock {
 
 /** Starts an agent's clock: its deadline is `timeoutMs` from now until anchored. */
 export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs: number): AgentClock {
-  const error = new AgentTimedOut(agentId, timeoutMs);
-  // Replaced when the deadline moves on after it had passed (a replay reaching a wait for a
-  // person): the agent's signal is read afresh by every call.
+  // Built when the agent times out (an error's stack costs more than the rest of a clock).
+  let error: AgentTimedOut | undefined;
+  const timedOut = () => (error ??= new AgentTimedOut(agentId, timeoutMs));
+  // The agent's signal: its own controller, which also follows the parent's abort (a listener
+  // removed when the clock stops, rather than AbortSignal.any per agent). Replaced when the
+  // deadline moves on after it had passed (a replay reaching a wait for a person): the agent's
+  // signal is read afresh by every call.
   let ac = new AbortController();
-  let signal = AbortSignal.any([parent.signal, ac.signal]);
+  const followParent = () => ac.abort(parent.signal.reason);
+  if (parent.signal.aborted) followParent();
+  else parent.signal.addEventListener('abort', followParent);
   let paused = false;
   const mine = () => !paused && ac.signal.aborted && !parent.signal.aborted;
   let deadline = Date.now() + timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     clearTimeout(timer);
-    if (ac.signal.aborted && deadline > Date.now()) {
-      ac = new AbortController();
-      signal = AbortSignal.any([parent.signal, ac.signal]);
-    }
+    if (ac.signal.aborted && deadline > Date.now() && !parent.signal.aborted) ac = new AbortController();
     const left = deadline - Date.now();
     const stop = ac;
-    if (left <= 0) stop.abort(error);
+    if (left <= 0) stop.abort(timedOut());
     // unref: a clock left running never holds the process open (its owner stops it).
-    else timer = setTimeout(() => stop.abort(error), left).unref();
+    else timer = setTimeout(() => stop.abort(timedOut()), left).unref();
   };
   arm();
   const expired = () => {
-    if (mine()) throw error;
+    if (mine()) throw timedOut();
   };
   const ctx: AgentContext = {
     step: (name, fn) =>
@@ -89,7 +92,7 @@ export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs
           expired(); // finished only after the deadline: not recorded
           return r;
         } catch (err) {
-          throw mine() ? error : err;
+          throw mine() ? timedOut() : err;
         }
       }),
     isRecorded: (name) => parent.isRecorded(name),
@@ -99,7 +102,7 @@ export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs
       expired();
     },
     get signal() {
-      return signal;
+      return ac.signal;
     },
   };
   return {
@@ -124,7 +127,10 @@ export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs
       deadline = startedAt + timeoutMs;
       arm();
     },
-    failure: (err) => (mine() ? error : err),
-    stop: () => clearTimeout(timer),
+    failure: (err) => (mine() ? timedOut() : err),
+    stop: () => {
+      clearTimeout(timer);
+      parent.signal.removeEventListener('abort', followParent);
+    },
   };
 }
