@@ -15,6 +15,7 @@
  */
 import http from 'node:http';
 import { nowUs, serve } from '../lib/ipc.js';
+import { listenLocal } from '../lib/listen.js';
 
 const TICK_MS = 20;
 const MODEL = 'paced-50tps';
@@ -144,13 +145,7 @@ serve(
   {
     listen(a: { tokens: number }) {
       tokens = a.tokens;
-      return new Promise<number>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', 20000, () => {
-          const addr = server.address();
-          resolve(typeof addr === 'object' && addr ? addr.port : 0);
-        });
-      });
+      return listenLocal(server, 20000);
     },
     /** Counts since the last reset; `maxTickLagMs`: the ticker's worst delay (the model's own lateness). */
     stats() {

@@ -13,6 +13,7 @@ import { jetstream } from '@nats-io/jetstream';
 import postgres from 'postgres';
 import { subjects } from '../../src/bus/subjects.js';
 import { serve } from '../lib/ipc.js';
+import { listenLocal } from '../lib/listen.js';
 
 let sql: postgres.Sql | undefined;
 let nc: NatsConnection | undefined;
@@ -63,13 +64,7 @@ serve(
         });
       });
       server.keepAliveTimeout = 60_000;
-      return new Promise<number>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', 1024, () => {
-          const addr = server.address();
-          resolve(typeof addr === 'object' && addr ? addr.port : 0);
-        });
-      });
+      return listenLocal(server, 1024);
     },
   },
   () => {

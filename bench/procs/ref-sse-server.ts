@@ -15,6 +15,7 @@ import uWS, { type HttpResponse } from 'uWebSockets.js';
 import { patchPt } from '../lib/frames.js';
 import { nowUs, serve } from '../lib/ipc.js';
 import { RateScheduler } from '../lib/schedule.js';
+import { listenLocal } from '../lib/listen.js';
 
 const kind = process.argv[2];
 if (kind !== 'uws' && kind !== 'http') throw new Error('usage: ref-sse-server.ts uws|http');
@@ -173,13 +174,7 @@ async function listen(): Promise<number> {
   server.headersTimeout = 60_000;
   server.keepAliveTimeout = 60_000;
   server.maxConnections = Infinity;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', 20000, () => {
-      const a = server.address();
-      resolve(typeof a === 'object' && a ? a.port : 0);
-    });
-  });
+  return listenLocal(server, 20000);
 }
 
 function stopWriting(): void {
