@@ -137,9 +137,6 @@ const server = http.createServer({ noDelay: true }, (req, res) => {
     else complete(res);
   });
 });
-server.keepAliveTimeout = 60_000;
-server.requestTimeout = 0;
-server.maxConnections = Infinity;
 
 serve(
   {

@@ -63,7 +63,6 @@ serve(
           reply(res, 200, { task_id: id, status: 'STATUS_CODE_OK', message: 'Task submitted successfully', created_at: now.toISOString() });
         });
       });
-      server.keepAliveTimeout = 60_000;
       return listenLocal(server, 1024);
     },
   },

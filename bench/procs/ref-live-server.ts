@@ -63,9 +63,6 @@ const server = http.createServer({ noDelay: true }, (req, res) => {
   peak = Math.max(peak, open.size);
   ticker ??= setInterval(tick, TICK_MS);
 });
-server.requestTimeout = 0;
-server.keepAliveTimeout = 60_000;
-server.maxConnections = Infinity;
 
 serve(
   {

@@ -170,10 +170,6 @@ async function listen(): Promise<number> {
     res.write(': stream open\n\n');
     set.add(c);
   });
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 60_000;
-  server.maxConnections = Infinity;
   return listenLocal(server, 20000);
 }
 
