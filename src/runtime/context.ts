@@ -36,7 +36,7 @@ import {
   type PipelinedPublisher,
   type WorkflowEvent,
 } from '../bus/index.js';
-import type { Logger } from '../kernel/index.js';
+import { AppError, Code, type Logger } from '../kernel/index.js';
 import type { WaitStore } from '../tasks/index.js';
 
 export interface JournalEntry<T = unknown> {
@@ -71,6 +71,32 @@ const PUBLISH_GRACE_MS = 10_000;
  * largest message.
  */
 const MAX_CARRYING_ENTRY_BYTES = 256 * 1024;
+
+/**
+ * The events a crash between a journal entry and its events kept from the stream: those after
+ * `storedSeq` (the stream's last) up to the journal's highest `seqAfter`, in seq order, from
+ * the entries' copies. Every event up to an entry's seqAfter was stored or carried by it when
+ * it was sent, so a missing copy means stored events were lost: an Internal error.
+ */
+export function missingEvents(workflowId: string, entries: Iterable<JournalEntry>, storedSeq: number): WorkflowEvent[] {
+  const copies = new Map<number, WorkflowEvent>();
+  let journaledSeq = storedSeq;
+  for (const entry of entries) {
+    journaledSeq = Math.max(journaledSeq, entry.seqAfter);
+    for (const ev of entry.events ?? []) if (ev.seq > storedSeq) copies.set(ev.seq, ev);
+  }
+  const missing: WorkflowEvent[] = [];
+  for (let seq = storedSeq + 1; seq <= journaledSeq; seq++) {
+    const ev = copies.get(seq);
+    if (!ev)
+      throw new AppError(
+        Code.Internal,
+        `workflow ${workflowId}: the journal records events up to seq ${journaledSeq}, the stream ends at ${storedSeq} and no copy of seq ${seq} was journaled`,
+      );
+    missing.push(ev);
+  }
+  return missing;
+}
 
 export class WorkflowContext {
   private seq = 0;
@@ -139,14 +165,13 @@ export class WorkflowContext {
     const last = await jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) });
     if (!last) return false;
     this.seq = this.storedSeq = decodeEvent(last.data).seq;
-    const copies = new Map<number, WorkflowEvent>();
-    for (const [step, e] of await (early ?? readJournal())) {
-      const { events, ...entry } = e as unknown as JournalEntry;
+    const entries = (await (early ?? readJournal())) as unknown as Map<string, JournalEntry>;
+    const missing = missingEvents(this.workflowId, entries.values(), this.seq);
+    for (const [step, { events: _copies, ...entry }] of entries) {
       this.journal.set(step, entry);
       this.lastJournaledSeq = Math.max(this.lastJournaledSeq, entry.seqAfter);
-      for (const ev of events ?? []) if (ev.seq > this.seq) copies.set(ev.seq, ev);
     }
-    if (this.lastJournaledSeq > this.seq) await this.restore(copies);
+    if (missing.length) await this.restore(missing);
     // Events beyond the last journaled step mean a step was cut off mid-way.
     this.recoveredAfterCrash = this.seq > this.lastJournaledSeq;
     return true;
@@ -154,20 +179,14 @@ export class WorkflowContext {
 
   /**
    * A crash came between a journal entry's write and its events' (see the file's head): the
-   * events after the stream's last one up to the journal's highest seqAfter are published
-   * again from the entries' copies, in order, under their own de-duplication ids.
+   * missing events are published again from the entries' copies, in order, under their own
+   * de-duplication ids.
    */
-  private async restore(copies: Map<number, WorkflowEvent>): Promise<void> {
+  private async restore(missing: WorkflowEvent[]): Promise<void> {
     const from = this.seq + 1;
-    for (let seq = from; seq <= this.lastJournaledSeq; seq++) {
-      const ev = copies.get(seq);
-      // Every event up to an entry's seqAfter was stored or carried by it when it was sent.
-      if (!ev)
-        throw new Error(
-          `workflow ${this.workflowId}: the journal records events up to seq ${this.lastJournaledSeq}, the stream ends at ${from - 1} and no copy of seq ${seq} was journaled`,
-        );
+    for (const ev of missing) {
       this.send(ev);
-      this.seq = seq;
+      this.seq = ev.seq;
     }
     await this.flush();
     this.deps.log.warn(

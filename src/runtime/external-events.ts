@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STREAMS, decodeEvent, encodeEvent, kvKeys, msgIdOf, streamId, subjects, type Bus, type EventType, type WorkflowEvent } from '../bus/index.js';
 import { AppError, Code, backoffDelay } from '../kernel/index.js';
-import type { JournalEntry } from './context.js';
+import { missingEvents, type JournalEntry } from './context.js';
 
 export interface ExternalEvent {
   type: EventType;
@@ -72,18 +72,10 @@ export async function appendExternalEvents(bus: Bus, workflowId: string, events:
     // stream behind the journal; the entries carry copies of those events. Holding the lease,
     // the appender publishes them first (as the actor's next activation would), so appended
     // events never take their seqs.
-    const copies = new Map<number, WorkflowEvent>();
-    let journaledSeq = seq;
-    for (const e of (await bus.journal.read(workflowId)).values()) {
-      const entry = e as unknown as JournalEntry;
-      journaledSeq = Math.max(journaledSeq, entry.seqAfter);
-      for (const ev of entry.events ?? []) if (ev.seq > seq) copies.set(ev.seq, ev);
-    }
-    for (let s = seq + 1; s <= journaledSeq; s++) {
-      const ev = copies.get(s);
-      if (!ev) throw new AppError(Code.Internal, `workflow ${workflowId}: the journal records events up to seq ${journaledSeq} and holds no copy of seq ${s}`);
-      streamSeq = (await bus.js.publish(subject, encodeEvent(ev), { msgID: msgIdOf(workflowId, s), expect: { lastSubjectSequence: streamSeq } })).seq;
-      seq = s;
+    const journal = (await bus.journal.read(workflowId)) as unknown as Map<string, JournalEntry>;
+    for (const ev of missingEvents(workflowId, journal.values(), seq)) {
+      streamSeq = (await bus.js.publish(subject, encodeEvent(ev), { msgID: msgIdOf(workflowId, ev.seq), expect: { lastSubjectSequence: streamSeq } })).seq;
+      seq = ev.seq;
     }
     const stored: WorkflowEvent[] = [];
     for (const e of events) {
