@@ -2,13 +2,15 @@
 // Makes sure a NATS server with JetStream is available before tests or start:
 // NATS_URL set → nothing to do; nats-server found (same search as
 // src/embedded/nats-server.ts) → nothing to do; root with apt-get → install it;
-// otherwise print what to do and exit 1.
+// otherwise print what to do and exit 1. The install takes nats-server 2.10+ where it can
+// (scripts/install-nats-server.sh).
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const INSTRUCTION =
-  'nats-server not found: install it with `apt-get install nats-server` (Debian/Ubuntu) or put the binary on PATH, or set NATS_URL to an existing server with JetStream';
+  'nats-server not found: run `sudo bash scripts/install-nats-server.sh` (Debian/Ubuntu: 2.10+ from Debian trixie, pinned to that package alone), or put a nats-server 2.10+ binary on PATH, or set NATS_URL to an existing server with JetStream';
 
 function isExecutableFile(path) {
   try {
@@ -38,10 +40,10 @@ if (process.env.NATS_URL) process.exit(0);
 if (findNatsServer()) process.exit(0);
 
 if (process.getuid?.() === 0 && findOnPath('apt-get')) {
-  console.error('nats-server not found; installing it with apt-get (Debian package nats-server)…');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const update = spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
-  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', 'nats-server'], { stdio: 'inherit', env }) : update;
+  // 2.10+ from Debian trixie (pinned to nats-server alone), else the system's own with a warning.
+  console.error('nats-server not found; installing it with apt-get (scripts/install-nats-server.sh)…');
+  const script = fileURLToPath(new URL('./install-nats-server.sh', import.meta.url));
+  const install = spawnSync('bash', [script], { stdio: 'inherit' });
   if (install.status === 0 && findNatsServer()) process.exit(0);
   console.error('installing nats-server with apt-get failed.');
 }

@@ -223,6 +223,8 @@ describe('taskorch start', () => {
       expect(out).toMatch(/Internal RPC\s+127\.0\.0\.1:\d+ \(Connect, gRPC, gRPC-Web/);
       expect(out).toMatch(/Embedded\s+nats-server with JetStream at nats:\/\/127\.0\.0\.1:\d+/);
       expect(out).toContain('PostgreSQL: PGlite');
+      // The server's version and what an ack means on it (nats-server 2.10+: fsynced before the ack).
+      expect(out).toMatch(/Durability\s+nats-server \d+\.\d+\.\d+, R1: an ack /);
       expect(out).toContain('offline LLM provider');
       expect(out).toMatch(/Real model\s+set LLM_BASE_URL .*LLM_API_KEY and LLM_MODEL/);
 

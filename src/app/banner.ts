@@ -18,7 +18,12 @@ function where(url: string): string {
   }
 }
 
-export function startupBanner(cfg: Config, app: Pick<App, 'gatewayPort' | 'grpcPort' | 'natsUrl' | 'embeddedNats'>, version: string, color = false): string {
+export function startupBanner(
+  cfg: Config,
+  app: Pick<App, 'gatewayPort' | 'grpcPort' | 'natsUrl' | 'natsNote' | 'embeddedNats'>,
+  version: string,
+  color = false,
+): string {
   const bold = (s: string) => (color ? `\x1b[1m${s}\x1b[0m` : s);
   const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[0m` : s);
   const row = (label: string, text: string) => `  ${bold(label.padEnd(13))}${text}`;
@@ -64,6 +69,7 @@ export function startupBanner(cfg: Config, app: Pick<App, 'gatewayPort' | 'grpcP
     );
   embedded.forEach((t, i) => lines.push(i === 0 ? row('Embedded', t) : cont(t)));
   external.forEach((t, i) => lines.push(i === 0 ? row('Using', t) : cont(t)));
+  lines.push(row('Durability', app.natsNote));
 
   if (cfg.llm.provider === 'offline') {
     lines.push(row('Real model', 'set LLM_BASE_URL (any OpenAI-compatible server), LLM_API_KEY and LLM_MODEL, then restart'));

@@ -23,6 +23,7 @@ import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
 import { Workspace } from '../workspace/index.js';
 import { createDirectTransport } from './direct-transport.js';
 import { startBackends } from './embedded.js';
+import { natsDurability } from './nats-durability.js';
 import { createLlm } from './llm-stack.js';
 import { internalRpcTokenOf } from './secrets.js';
 import { shipped } from './shipped.js';
@@ -61,7 +62,14 @@ export async function openContext(
   );
   teardown.push(() => bus.close());
 
-  const app: App = { bus, store, natsUrl: backends.natsUrl, embeddedNats: backends.embeddedNats, databaseUrl: backends.databaseUrl, stop };
+  const natsNote = natsDurability({
+    version: bus.nc.info?.version,
+    embedded: !!backends.embeddedNats,
+    syncInterval: backends.natsSyncInterval,
+    replicas: cfg.nats.replicas,
+  });
+  log.info({ nats: natsNote }, 'bus durability');
+  const app: App = { bus, store, natsUrl: backends.natsUrl, natsNote, embeddedNats: backends.embeddedNats, databaseUrl: backends.databaseUrl, stop };
   const usage = new UsageStore(sql, log);
   const llmStack = createLlm(cfg, bus, log);
   app.llmRouter = llmStack.router;

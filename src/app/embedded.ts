@@ -20,6 +20,8 @@ import type { Teardown } from './teardown.js';
 export interface Backends {
   natsUrl: string;
   embeddedNats?: SupervisedNatsServer;
+  /** The embedded server's sync_interval, when one is set. */
+  natsSyncInterval?: string;
   databaseUrl: string;
   maxConnections: number;
 }
@@ -36,7 +38,12 @@ export async function startBackends(cfg: Config, dataDir: string, log: Logger, t
   return { ...nats.value, ...db.value };
 }
 
-async function startNats(cfg: Config, dataDir: string, log: Logger, teardown: Teardown): Promise<Pick<Backends, 'natsUrl' | 'embeddedNats'>> {
+async function startNats(
+  cfg: Config,
+  dataDir: string,
+  log: Logger,
+  teardown: Teardown,
+): Promise<Pick<Backends, 'natsUrl' | 'embeddedNats' | 'natsSyncInterval'>> {
   if (cfg.nats.url) return { natsUrl: cfg.nats.url };
   mkdirSync(join(dataDir, 'nats'), { recursive: true });
   // No acknowledged event lost: an ack means written to the store file (survives a kill of
@@ -53,7 +60,7 @@ async function startNats(cfg: Config, dataDir: string, log: Logger, teardown: Te
   const srv = await startSupervisedNatsServer({ storeDir: join(dataDir, 'nats'), port: 0, host: '127.0.0.1', logger: log, syncInterval });
   teardown.push(() => srv.stop());
   log.info({ url: srv.url }, 'embedded nats-server started');
-  return { natsUrl: srv.url, embeddedNats: srv };
+  return { natsUrl: srv.url, embeddedNats: srv, natsSyncInterval: syncInterval };
 }
 
 async function startDatabase(cfg: Config, dataDir: string, log: Logger, teardown: Teardown): Promise<Pick<Backends, 'databaseUrl' | 'maxConnections'>> {

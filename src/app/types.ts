@@ -38,9 +38,11 @@ export interface App {
   llmRouter?: LlmRouter;
   /** The internal model service's port (role llm). */
   modelServicePort?: number;
-  /** GATEWAY_HEALTH_PORT's listener, when set. */
+  /** The port of GATEWAY_HEALTH_PORT's or HEALTH_PORT's listener, when set. */
   healthPort?: number;
   natsUrl: string;
+  /** The NATS server's version and what an ack means on it (app/nats-durability.ts). */
+  natsNote: string;
   /** The supervised embedded nats-server, when NATS_URL is unset. */
   embeddedNats?: SupervisedNatsServer;
   databaseUrl: string;
