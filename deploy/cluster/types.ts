@@ -20,6 +20,8 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   /** Members outlive this process (the CLI) or die with it (tests, drill, bench). */
   detached?: boolean;
+  /** Abandons the start (e.g. Ctrl-C): what had started is stopped and startCluster rejects. */
+  signal?: AbortSignal;
 }
 
 export interface Member {

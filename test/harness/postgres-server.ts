@@ -2,22 +2,21 @@
  * Throwaway real PostgreSQL server for tests: initdb into a temp dir, start `postgres` on a
  * free port on 127.0.0.1 with durability off (fsync, synchronous_commit, full_page_writes),
  * trust authentication, user `postgres`. `stop()` does a fast shutdown (SIGINT) and removes
- * the temp dir.
- *
- * PostgreSQL refuses to run as root, so when this process is root the server runs as the
- * `postgres` user if it exists, else `nobody` (via spawn's uid/gid), and the temp dir is
- * chowned to that user.
+ * the temp dir. Finding the binaries, the unprivileged account when root, initdb, the command
+ * line and the wait are the cluster's (deploy/cluster/postgres.ts): one implementation.
  *
  * Returns undefined when no PostgreSQL server binaries are installed; throws when they are
  * installed but the server cannot be started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, readdirSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
-import postgres from 'postgres';
+import { dirname, join } from 'node:path';
+import { findPostgresBinDir, initPostgres, postgresCommand, postgresRunAs, postgresUrl, waitForPostgres } from '../../deploy/cluster/postgres.js';
+
+export { findPostgresBinDir };
 
 export interface PostgresServerHandle {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust auth, no password). */
@@ -27,45 +26,6 @@ export interface PostgresServerHandle {
 
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, fsConstants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** A directory holding both `initdb` and `postgres`: PATH first, then Debian's versioned dirs, newest first. */
-export function findPostgresBinDir(): string | undefined {
-  const candidates = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
-  try {
-    const versions = readdirSync('/usr/lib/postgresql')
-      .filter((v) => /^\d+$/.test(v))
-      .sort((a, b) => Number(b) - Number(a));
-    candidates.push(...versions.map((v) => `/usr/lib/postgresql/${v}/bin`));
-  } catch {
-    // not Debian-style, or not installed
-  }
-  return candidates.find((dir) => isExecutable(join(dir, 'initdb')) && isExecutable(join(dir, 'postgres')));
-}
-
-interface RunAs {
-  uid: number;
-  gid: number;
-  name: string;
-}
-
-/** The unprivileged account to run PostgreSQL as when we are root. */
-function unprivilegedUser(): RunAs {
-  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n');
-  for (const name of ['postgres', 'nobody']) {
-    const fields = passwd.find((line) => line.startsWith(`${name}:`))?.split(':');
-    if (fields && fields.length >= 4) return { name, uid: Number(fields[2]), gid: Number(fields[3]) };
-  }
-  throw new Error('running as root and neither a "postgres" nor a "nobody" user exists to run PostgreSQL as');
-}
 
 /** A parent for the temp dir that the unprivileged user can traverse. */
 function baseTempDir(asOther: boolean): string {
@@ -108,34 +68,12 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-function run(cmd: string, args: string[], opts: { cwd: string; runAs?: RunAs }): Promise<void> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: opts.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LC_ALL: 'C' },
-      ...(opts.runAs ? { uid: opts.runAs.uid, gid: opts.runAs.gid } : {}),
-    });
-    let output = '';
-    child.stdout?.on('data', (d) => (output += d));
-    child.stderr?.on('data', (d) => (output += d));
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      if (code === 0) resolveRun();
-      else reject(new Error(`${cmd} failed (${code ?? signal}):\n${output.trim().split('\n').slice(-10).join('\n')}`));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export async function startPostgresServer(): Promise<PostgresServerHandle | undefined> {
   const binDir = findPostgresBinDir();
   if (!binDir) return undefined;
 
-  const asRoot = process.getuid?.() === 0;
-  const runAs = asRoot ? unprivilegedUser() : undefined;
-  const dir = await mkdtemp(join(baseTempDir(asRoot), 'pg-test-'));
+  const runAs = postgresRunAs();
+  const dir = await mkdtemp(join(baseTempDir(runAs !== undefined), 'pg-test-'));
   const dataDir = join(dir, 'data');
   let child: ChildProcess | undefined;
 
@@ -152,57 +90,32 @@ export async function startPostgresServer(): Promise<PostgresServerHandle | unde
 
   try {
     if (runAs) await chown(dir, runAs.uid, runAs.gid);
-    await run(join(binDir, 'initdb'), ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], { cwd: dir, runAs });
+    await initPostgres({ binDir, dataDir, runAs, noSync: true });
 
     const port = await freePort();
+    const command = postgresCommand({
+      binDir,
+      dataDir,
+      port,
+      socketDir: dir,
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+      runAs,
+    });
     let log = '';
-    child = spawn(
-      join(binDir, 'postgres'),
-      [
-        '-D',
-        dataDir,
-        '-p',
-        String(port),
-        '-k',
-        dir,
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'fsync=off',
-        '-c',
-        'synchronous_commit=off',
-        '-c',
-        'full_page_writes=off',
-      ],
-      {
-        cwd: dir,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, LC_ALL: 'C' },
-        ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-      },
-    );
+    child = spawn(command.cmd, command.args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: command.env, uid: command.uid, gid: command.gid });
     const server = child;
     server.stdout?.on('data', (d) => (log = (log + d).slice(-8192)));
     server.stderr?.on('data', (d) => (log = (log + d).slice(-8192)));
     let spawnError: Error | undefined;
     server.once('error', (err) => (spawnError = err));
 
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (spawnError) throw spawnError;
-      if (exited(server)) throw new Error(`postgres exited (${server.exitCode ?? server.signalCode}):\n${log.trim()}`);
-      const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
-      try {
-        await sql`select 1`;
-        break;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`postgres not ready after ${START_TIMEOUT_MS / 1000} s: ${String(err)}\n${log.trim()}`, { cause: err });
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-      await sleep(100);
-    }
+    const url = postgresUrl(port);
+    await waitForPostgres(url, {
+      timeoutMs: START_TIMEOUT_MS,
+      failed: () => (spawnError ? spawnError.message : exited(server) ? `postgres exited (${server.exitCode ?? server.signalCode})` : undefined),
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}\n${log.trim()}`, { cause: err });
+    });
 
     let stopping: Promise<void> | undefined;
     return {
