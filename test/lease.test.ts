@@ -41,7 +41,7 @@ const seen: Seen[] = [];
 type WorkerInternals = {
   activate(msg: { data: Uint8Array }): void;
   acquireLease(id: string): Promise<number | undefined>;
-  messages?: { close(): Promise<void | Error> };
+  intake?: { close(): void };
 };
 const proto = Worker.prototype as unknown as WorkerInternals;
 const activate = proto.activate;
@@ -104,7 +104,7 @@ describe('workflow lease', () => {
     const lease = await g.app.bus.kv.leases.get(kvKeys.lease(id));
     expect(lease?.operation).toBe('PUT');
     // Worker 1 takes no further message; worker 2 joins and is the only one pulling.
-    await (w1.app.worker as unknown as WorkerInternals).messages!.close();
+    (w1.app.worker as unknown as WorkerInternals).intake!.close();
     w2 = await startTestApp({ ROLES: 'worker', WORKER_ACK_WAIT_MS: '2000' }, { natsUrl: g.natsUrl, llm: c2 });
     // Distinct message ids: both copies are stored, as after the de-duplication window.
     await g.app.bus.js.publish(subjects.taskStart(id), data, { msgID: `${id}-b` });

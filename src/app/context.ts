@@ -11,7 +11,8 @@ import { checkAgentInput, loadAgentCatalogue } from '../agents/index.js';
 import { connectBus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
 import { badRequest, type Logger } from '../kernel/index.js';
-import { BudgetedProvider, UsageStore, type LlmProvider } from '../llm/index.js';
+import { BudgetedProvider, UsageStore } from '../llm/index.js';
+import { watchProcess } from '../metrics/index.js';
 import { clientAuthInterceptor } from '../rpc/index.js';
 import { sessionRegistry } from '../sessions/index.js';
 import { loadSkills } from '../skills/index.js';
@@ -20,6 +21,7 @@ import { connectSql, migrate } from '../store/index.js';
 import { TaskStore } from '../tasks/index.js';
 import { loadTemplates } from '../templates/index.js';
 import { ToolRegistry, ToolUsageStore, builtinTools } from '../tools/index.js';
+import { startTracing } from '../tracing/index.js';
 import { Workspace } from '../workspace/index.js';
 import { createDirectTransport } from './direct-transport.js';
 import { startBackends } from './embedded.js';
@@ -30,15 +32,21 @@ import { shipped } from './shipped.js';
 import { toolModel } from './tool-model.js';
 import { openToolSources } from './tool-sources.js';
 import type { Teardown } from './teardown.js';
-import type { App, AppContext, BudgetLimits } from './types.js';
+import type { App, AppContext, AppOverrides, BudgetLimits } from './types.js';
+import { VERSION } from './version.js';
 
-export async function openContext(
-  cfg: Config,
-  log: Logger,
-  teardown: Teardown,
-  stop: () => Promise<void>,
-  overrides: { llm?: LlmProvider },
-): Promise<AppContext> {
+export async function openContext(cfg: Config, log: Logger, teardown: Teardown, stop: () => Promise<void>, overrides: AppOverrides): Promise<AppContext> {
+  const tracing = await startTracing({
+    serviceName: cfg.otel.serviceName,
+    instanceId: cfg.instanceId,
+    version: VERSION,
+    endpoint: cfg.otel.tracesEndpoint,
+    headers: cfg.otel.headers,
+    exporter: overrides.spanExporter,
+  });
+  // First in, last out: the spans that end while everything else stops are exported too.
+  teardown.push(() => tracing.shutdown());
+  if (tracing.enabled) log.info({ endpoint: cfg.otel.tracesEndpoint, service: cfg.otel.serviceName }, 'traces exported over OTLP');
   const dataDir = resolve(cfg.dataDir);
   const backends = await startBackends(cfg, dataDir, log, teardown);
   const sql = connectSql(backends.databaseUrl, { max: backends.maxConnections, log });
@@ -61,6 +69,7 @@ export async function openContext(
     log,
   );
   teardown.push(() => bus.close());
+  teardown.push(watchProcess(bus));
 
   const natsNote = natsDurability({
     version: bus.nc.info?.version,
@@ -71,7 +80,7 @@ export async function openContext(
   log.info({ nats: natsNote }, 'bus durability');
   const app: App = { bus, store, natsUrl: backends.natsUrl, natsNote, embeddedNats: backends.embeddedNats, databaseUrl: backends.databaseUrl, stop };
   const usage = new UsageStore(sql, log);
-  const llmStack = createLlm(cfg, bus, log);
+  const llmStack = createLlm(cfg, bus, log, tracing.tracer);
   app.llmRouter = llmStack.router;
   // Workflow templates and skills, read once (a bad file stops start-up naming it).
   const templates = loadTemplates(shipped(cfg.catalogs.templatesDir, './config/templates'));
@@ -104,6 +113,7 @@ export async function openContext(
         rateKv: bus.kv.ratelimit,
         log,
         onUsage: (u) => toolUsage.record(u),
+        tracer: tracing.tracer,
       },
     );
     tools = registry;
@@ -166,5 +176,6 @@ export async function openContext(
     internalRpcToken,
     rpc,
     orchestratorTransport,
+    tracer: tracing.tracer,
   };
 }

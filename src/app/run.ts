@@ -7,10 +7,10 @@
  * from outside last (gateway), so the gateway stops taking requests first and the worker
  * hands its running workflows back while the bus and database are still there.
  */
-import { featureWarnings, reservedSettingWarnings, type Config, type Role } from '../config/index.js';
+import { featureWarnings, type Config, type Role } from '../config/index.js';
 import type { Logger } from '../kernel/index.js';
-import type { LlmProvider } from '../llm/index.js';
 import { openContext } from './context.js';
+import { startProcessHealth } from './health-listener.js';
 import { startAgentRole } from './roles/agent.js';
 import { startArchiverRole } from './roles/archiver.js';
 import { startGatewayRole } from './roles/gateway.js';
@@ -19,7 +19,7 @@ import { startOrchestratorRole } from './roles/orchestrator.js';
 import { startSchedulerRole } from './roles/scheduler.js';
 import { startWorkerRole } from './roles/worker.js';
 import { Teardown } from './teardown.js';
-import type { App, AppContext, RoleStart, RoleStop } from './types.js';
+import type { App, AppContext, AppOverrides, RoleStart, RoleStop } from './types.js';
 
 /** Start order; stop runs it backwards. */
 const ROLE_ORDER: readonly (readonly [Role, RoleStart])[] = [
@@ -39,26 +39,30 @@ const ROLE_ORDER: readonly (readonly [Role, RoleStart])[] = [
  */
 const ROLES_STOP_DEADLINE_MS = 12_000;
 
-export async function startApp(cfg: Config, log: Logger, overrides: { llm?: LlmProvider } = {}): Promise<App> {
+export async function startApp(cfg: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
   // Settings of the spec that nothing implements yet: say so rather than pretend.
-  for (const w of [...reservedSettingWarnings(cfg), ...featureWarnings(cfg)]) log.warn(w);
+  for (const w of featureWarnings(cfg)) log.warn(w);
   const shared = new Teardown(log);
   const running: { role: Role; stop: RoleStop }[] = [];
   let ctx: AppContext | undefined;
+  let setStarted: ((started: boolean) => void) | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       // From here on an exit of the embedded nats-server is the end of the process, not a crash.
       ctx?.app.embeddedNats?.endSupervision();
+      setStarted?.(false);
       const deadline = Date.now() + ROLES_STOP_DEADLINE_MS;
       for (const { role, stop: stopRole } of running.splice(0).reverse()) await stopWithin(role, stopRole, deadline, log);
       await shared.run();
     })());
   try {
     ctx = await openContext(cfg, log, shared, stop, overrides);
+    setStarted = await startProcessHealth(ctx, shared);
     for (const [role, start] of ROLE_ORDER) {
       if (cfg.roles.has(role)) running.push({ role, stop: await start(ctx) });
     }
+    setStarted(true);
     return ctx.app;
   } catch (err) {
     await stop();

@@ -3,6 +3,8 @@
  * startApp hands back (App).
  */
 import type { Interceptor, ConnectRouter, Transport } from '@connectrpc/connect';
+import type { Tracer } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { AgentCatalogue } from '../agents/index.js';
 import type { Bus } from '../bus/index.js';
 import type { Config } from '../config/index.js';
@@ -100,6 +102,16 @@ export interface AppContext {
   rpc: { routes?: (r: ConnectRouter) => void; interceptors: Interceptor[] };
   /** How this process reaches the orchestrator (in memory, ORCHESTRATOR_URL, or localhost). */
   orchestratorTransport(): Transport;
+  /** This process's tracer (src/tracing): a no-op one when traces go nowhere. */
+  tracer: Tracer;
+}
+
+/** What a caller of startApp puts in place of the configured parts (tests, benchmarks). */
+export interface AppOverrides {
+  /** The model layer (the budgets still wrap it). */
+  llm?: LlmProvider;
+  /** Where spans go instead of OTLP, each as it ends (tests: an InMemorySpanExporter). */
+  spanExporter?: SpanExporter;
 }
 
 /** Stops what a role started; resolves once it is stopped. */

@@ -5,6 +5,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../kernel/index.js';
+import { untilSettled } from './settle.js';
 import { PipelinedPublisher } from './publisher.js';
 import { JournalLog } from './journal.js';
 import { ensureTopology, type CoreBuckets, type TopologySettings } from './topology.js';
@@ -58,9 +59,18 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
       }
     }
   })();
-  const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
-  const kv = await ensureTopology(nc, jsm, opts);
+  let jsm: JetStreamManager;
+  let kv: CoreBuckets;
+  try {
+    [jsm, kv] = await untilSettled(log, async () => {
+      const m = await jetstreamManager(nc);
+      return [m, await ensureTopology(nc, m, opts)] as const;
+    });
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
   const events = new PipelinedPublisher(nc);
   return {
     nc,

@@ -21,7 +21,7 @@ export {
   type CoreBuckets,
   type TopologySettings,
 } from './topology.js';
-export { BUCKETS, CONSUMERS, STREAMS, kvKeys, subjects, token } from './subjects.js';
+export { BUCKETS, CONSUMERS, STREAMS, TASK_PRIORITIES, kvKeys, subjects, taskStream, token, type TaskPriority } from './subjects.js';
 export {
   EVENT_TYPES,
   SSE_EVENT_NAME,

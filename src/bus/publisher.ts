@@ -40,6 +40,8 @@ export interface PublishOptions {
   msgId?: string;
   /** Give up this many ms after the call (default: the publisher's deadlineMs). */
   deadlineMs?: number;
+  /** More message headers (e.g. a W3C trace context). */
+  headers?: Record<string, string>;
 }
 
 export interface PublisherOptions {
@@ -112,9 +114,10 @@ export class PipelinedPublisher {
     if (this.closed) return Promise.reject(new PublishError('publisher closed'));
     const id = ++this.next;
     let hdrs: MsgHdrs | undefined;
-    if (o.msgId) {
+    if (o.msgId || o.headers) {
       hdrs = headers();
-      hdrs.set('Nats-Msg-Id', o.msgId);
+      if (o.msgId) hdrs.set('Nats-Msg-Id', o.msgId);
+      for (const [k, v] of Object.entries(o.headers ?? {})) hdrs.set(k, v);
     }
     return new Promise<PubAck>((resolve, reject) => {
       const p: Pending = { subject, data, hdrs, sentAt: 0, deadline: Date.now() + (o.deadlineMs ?? this.deadlineMs), resolve, reject };

@@ -6,14 +6,26 @@
 
 const BAD_TOKEN = /[.*>\s]/;
 
+/**
+ * Task priorities, highest first: one work queue (stream) each, drained by every worker
+ * (runtime/task-intake.ts). `normal` is the TASKS stream every task went to before priorities
+ * existed, so with PRIORITY_QUEUES=off nothing moves.
+ */
+export const TASK_PRIORITIES = ['critical', 'high', 'normal', 'low'] as const;
+export type TaskPriority = (typeof TASK_PRIORITIES)[number];
+
 export function token(t: string, what = 'token'): string {
   if (!t || BAD_TOKEN.test(t) || t.length > 256) throw new Error(`invalid subject ${what}: ${JSON.stringify(t)}`);
   return t;
 }
 
 export const STREAMS = {
-  /** WorkQueue: one message per task start; claimed once by a worker. */
+  /** WorkQueue: one message per task start (priority normal); claimed once by a worker. */
   tasks: 'TASKS',
+  /** The work queues of the other priorities (PRIORITY_QUEUES=on), like TASKS: see taskStream. */
+  tasksCritical: 'TASKS_CRITICAL',
+  tasksHigh: 'TASKS_HIGH',
+  tasksLow: 'TASKS_LOW',
   /** Per-workflow events, 24 h, deduplicated by (workflow, seq). */
   events: 'EVENTS',
   /**
@@ -40,7 +52,7 @@ export const STREAMS = {
 } as const;
 
 export const CONSUMERS = {
-  /** Durable pull consumer shared by every worker process. */
+  /** Durable pull consumer of each task work queue (TASKS and its priority siblings), shared by every worker process. */
   workers: 'workers',
   /** Durable pull consumer that copies events into Postgres. */
   archiver: 'archiver',
@@ -94,10 +106,16 @@ export const BUCKETS = {
 export const subjects = {
   /** Daemon dispatch to every connection of one owner (any gateway); the token is a hash of tenant and user. */
   daemonOwner: (ownerToken: string) => `svc.daemon.owner.${token(ownerToken, 'owner')}`,
+  /** Status requests about one owner's daemons, answered by every gateway holding a connection of that owner (core NATS). */
+  daemonStatus: (ownerToken: string) => `svc.daemon.status.${token(ownerToken, 'owner')}`,
   /** Thread affinity hints, to every gateway: "<owner hash>.<thread hash> <conn_id>" (core NATS, not stored). */
   daemonAffinity: 'svc.daemon.affinity',
-  taskStartAll: 'svc.tasks.start.>',
-  taskStart: (workflowId: string) => `svc.tasks.start.${token(workflowId, 'workflow id')}`,
+  /** The subjects of one priority's work queue (`normal`: TASKS' subjects, as before priorities). */
+  taskStartLevel: (p: TaskPriority) => (p === 'normal' ? 'svc.tasks.start.>' : `svc.tasks.${p}.>`),
+  /** The start message of a workflow, in its priority's work queue. */
+  taskStart: (workflowId: string, p: TaskPriority = 'normal') => `${p === 'normal' ? 'svc.tasks.start' : `svc.tasks.${p}`}.${token(workflowId, 'workflow id')}`,
+  /** Every task start subject, of every priority (an idle worker listens here to know when to look again). */
+  taskStartAny: 'svc.tasks.>',
   eventsAll: 'svc.events.>',
   journalAll: 'svc.journal.>',
   journal: (workflowId: string) => `svc.journal.${token(workflowId, 'workflow id')}`,
@@ -144,6 +162,11 @@ export const kvKeys = {
   agentLease: (workflowId: string, agent: string) => `${token(workflowId, 'workflow id')}.${token(agent, 'agent name')}`,
   swarm: (workflowId: string) => token(workflowId, 'workflow id'),
 } as const;
+
+/** The work queue (stream) of a priority. */
+export function taskStream(p: TaskPriority): string {
+  return p === 'critical' ? STREAMS.tasksCritical : p === 'high' ? STREAMS.tasksHigh : p === 'low' ? STREAMS.tasksLow : STREAMS.tasks;
+}
 
 function hexToken(t: string): string {
   if (!/^[0-9a-f]{8,128}$/.test(t)) throw new Error(`invalid cache key part: ${JSON.stringify(t)}`);

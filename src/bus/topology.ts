@@ -11,7 +11,7 @@ import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { BlobStore } from './blobs.js';
 import { duplicateWindowMs, openBucket, streamInfo } from './buckets.js';
 import { upsertConsumer } from './durable-worker.js';
-import { BUCKETS, CONSUMERS, STREAMS, subjects } from './subjects.js';
+import { BUCKETS, CONSUMERS, STREAMS, TASK_PRIORITIES, subjects, taskStream } from './subjects.js';
 
 /** The settings of the topology that come from configuration. */
 export interface TopologySettings {
@@ -93,14 +93,18 @@ async function upsertStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & 
 }
 
 async function ensureStreams(jsm: JetStreamManager, o: TopologySettings): Promise<void> {
-  await upsertStream(jsm, {
-    name: STREAMS.tasks,
-    subjects: [subjects.taskStartAll],
-    retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
-    num_replicas: o.replicas,
-    duplicate_window: nanos(2 * 60 * 1000),
-  });
+  // One work queue per priority, whatever PRIORITY_QUEUES says: it only chooses where new
+  // tasks go, and workers drain every level, so turning it off strands nothing.
+  for (const p of TASK_PRIORITIES) {
+    await upsertStream(jsm, {
+      name: taskStream(p),
+      subjects: [subjects.taskStartLevel(p)],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      num_replicas: o.replicas,
+      duplicate_window: nanos(2 * 60 * 1000),
+    });
+  }
   await upsertStream(jsm, {
     name: STREAMS.events,
     subjects: [subjects.eventsAll],
@@ -164,14 +168,16 @@ async function ensureStreams(jsm: JetStreamManager, o: TopologySettings): Promis
     max_age: nanos(SWARM_MAILBOX_MAX_AGE_MS),
     duplicate_window: nanos(SWARM_DEDUPE_MS),
   });
-  await upsertConsumer(jsm, STREAMS.tasks, {
-    durable_name: CONSUMERS.workers,
-    ack_policy: AckPolicy.Explicit,
-    ack_wait: nanos(o.ackWaitMs),
-    max_deliver: o.maxDeliver,
-    max_ack_pending: 20_000,
-    deliver_policy: DeliverPolicy.All,
-  });
+  for (const p of TASK_PRIORITIES) {
+    await upsertConsumer(jsm, taskStream(p), {
+      durable_name: CONSUMERS.workers,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(o.ackWaitMs),
+      max_deliver: o.maxDeliver,
+      max_ack_pending: 20_000,
+      deliver_policy: DeliverPolicy.All,
+    });
+  }
   await upsertConsumer(jsm, STREAMS.events, {
     durable_name: CONSUMERS.archiver,
     ack_policy: AckPolicy.Explicit,

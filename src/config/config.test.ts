@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, RESERVED_SETTINGS, reservedSettingWarnings, ROLES, type Config } from './index.js';
+import { ConfigError, loadConfig, ROLES, type Config } from './index.js';
 
 /** Calls loadConfig and returns the ConfigError it throws (fails the test if it does not throw one). */
 function configError(env: Record<string, string>): ConfigError {
@@ -63,8 +63,7 @@ describe('loadConfig defaults (spec: Configuration variables and Limits)', () =>
     expect(c.llm.maxTokens).toBe(2000);
     expect(c.history.windowMessages).toBe(50);
     expect(c.environment).toBe('dev');
-    // A blank reserved variable is not "set": no warning for it.
-    expect(c.reserved).toEqual([]);
+    expect(c.priorityQueues).toBe(false);
   });
 
   it('GATEWAY_SKIP_AUTH defaults to off outside development', () => {
@@ -75,7 +74,7 @@ describe('loadConfig defaults (spec: Configuration variables and Limits)', () =>
 
   it('is frozen all the way down', () => {
     expect(Object.isFrozen(cfg)).toBe(true);
-    for (const slice of [cfg.gateway, cfg.llm, cfg.history, cfg.workflow, cfg.streaming, cfg.paths, cfg.reserved]) expect(Object.isFrozen(slice)).toBe(true);
+    for (const slice of [cfg.gateway, cfg.llm, cfg.history, cfg.workflow, cfg.streaming, cfg.paths]) expect(Object.isFrozen(slice)).toBe(true);
     expect(Object.isFrozen(cfg.gateway.corsOrigins)).toBe(true);
     expect(() => {
       (cfg.llm as { maxTokens: number }).maxTokens = 1;
@@ -186,32 +185,14 @@ describe('invalid values throw ConfigError naming the variable', () => {
   });
 });
 
-describe('reserved settings (in the spec, not implemented yet)', () => {
-  const names = Object.keys(RESERVED_SETTINGS);
-  const withoutReserved = (c: Config) => JSON.stringify({ ...c, roles: [...c.roles], reserved: undefined });
-
-  it('are the queue switch (the feature-flag file is read: features.ts; AGENT_TIMEOUT_SECONDS is parsed)', () => {
-    expect(names).toEqual(['PRIORITY_QUEUES']);
+describe('PRIORITY_QUEUES (where new tasks are queued)', () => {
+  it('is off by default and takes on or off', () => {
+    expect(loadConfig({}).priorityQueues).toBe(false);
+    expect(loadConfig({ PRIORITY_QUEUES: 'on' }).priorityQueues).toBe(true);
+    expect(loadConfig({ PRIORITY_QUEUES: 'off' }).priorityQueues).toBe(false);
   });
-
-  it('none is reported when none is set', () => {
-    expect(loadConfig({}).reserved).toEqual([]);
-    expect(reservedSettingWarnings(loadConfig({}))).toEqual([]);
-  });
-
-  it.each(names)('%s: set, it is reported with a warning and changes nothing else (even an invalid value)', (name) => {
-    const base = withoutReserved(loadConfig({}));
-    for (const value of ['4', 'off', 'not-a-valid-value']) {
-      const c = loadConfig({ [name]: value });
-      expect(c.reserved).toEqual([name]);
-      expect(reservedSettingWarnings(c)).toEqual([`${name} is reserved: not implemented yet, its value is ignored`]);
-      expect(withoutReserved(c), `${name}=${value} must not reach the configuration`).toBe(base);
-    }
-  });
-
-  it('warns once per reserved variable set, and never about a parsed one', () => {
-    const c = loadConfig({ AGENT_TIMEOUT_SECONDS: '5', PRIORITY_QUEUES: 'on', TEMPERATURE: '1' });
-    expect(reservedSettingWarnings(c)).toEqual(['PRIORITY_QUEUES is reserved: not implemented yet, its value is ignored']);
+  it.each(['1', 'true', 'high'])('refuses %s naming the variable', (v) => {
+    expect(configError({ PRIORITY_QUEUES: v }).variable).toBe('PRIORITY_QUEUES');
   });
 });
 
@@ -237,6 +218,18 @@ describe('NATS_SYNC_INTERVAL (embedded nats-server fsync policy)', () => {
   it('refuses other values, and any value with NATS_URL (it configures only the embedded server)', () => {
     expect(configError({ NATS_SYNC_INTERVAL: 'sometimes' }).message).toMatch(/NATS_SYNC_INTERVAL/);
     expect(configError({ NATS_SYNC_INTERVAL: 'always', NATS_URL: 'nats://x:4222' }).message).toMatch(/only to the embedded/);
+  });
+});
+
+describe('HEALTH_PORT (health, readiness and metrics of a process without a gateway)', () => {
+  it('is off by default and takes a port for processes without the gateway role', () => {
+    expect(loadConfig({}).healthPort).toBeUndefined();
+    expect(loadConfig({ ROLES: 'worker', HEALTH_PORT: '9101' }).healthPort).toBe(9101);
+    expect(loadConfig({ ROLES: 'orchestrator,scheduler', HEALTH_PORT: '0' }).healthPort).toBe(0);
+  });
+  it('refuses bad ports, and the gateway role (its own ports serve the same)', () => {
+    expect(configError({ ROLES: 'worker', HEALTH_PORT: '70000' }).variable).toBe('HEALTH_PORT');
+    expect(configError({ HEALTH_PORT: '9101' }).message).toMatch(/GATEWAY_HEALTH_PORT/);
   });
 });
 

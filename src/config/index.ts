@@ -9,7 +9,6 @@
 export { ConfigError } from './errors.js';
 export { loadConfig, ROLES, type Config, type Role } from './load.js';
 export { channelsConfig, type ChannelsConfig } from './channels.js';
-export { RESERVED_SETTINGS, reservedSettingWarnings } from './reserved.js';
 export { SWARM_DEFAULTS, approvalPolicies, featureWarnings, loadFeatures, swarmLimits } from './features.js';
 export type { ApprovalPolicies, Features, SwarmLimits } from './features.js';
 export { TOOL_SOURCE_NAME, toolSourcesConfig } from './tool-sources.js';

@@ -13,7 +13,7 @@ import { browserConfig } from './browser.js';
 import { adsVendorsConfig } from './ads-vendors.js';
 import { financeVendorsConfig } from './finance-vendors.js';
 import { toolSourcesConfig } from './tool-sources.js';
-import { RESERVED_SETTINGS } from './reserved.js';
+import { otelConfig } from './otel.js';
 import { DEFAULT_FEATURES_PATH, loadFeatures } from './features.js';
 
 export const ROLES = ['gateway', 'orchestrator', 'worker', 'archiver', 'llm', 'agent', 'scheduler'] as const;
@@ -44,6 +44,16 @@ function syncInterval(env: Env): string | undefined {
   if (v !== 'always' && !/^\d+(ms|s|m|h)$/.test(v))
     throw new ConfigError('NATS_SYNC_INTERVAL', `must be "always" or a duration such as 30s or 2m, got ${JSON.stringify(v)}`);
   return v;
+}
+
+function healthPort(env: Env, roles: Set<Role>): number | undefined {
+  if (unset(env.HEALTH_PORT)) return undefined;
+  if (roles.has('gateway'))
+    throw new ConfigError(
+      'HEALTH_PORT',
+      'is for processes without the gateway role; the gateway serves /health, /readiness and /metrics on GATEWAY_PORT (and GATEWAY_HEALTH_PORT)',
+    );
+  return num(env, 'HEALTH_PORT', 0, { min: 0, max: 65535, int: true });
 }
 
 export function loadConfig(env: Env = process.env) {
@@ -82,6 +92,11 @@ export function loadConfig(env: Env = process.env) {
     /** Where the embedded nats-server store, PGlite database and workspaces live. */
     dataDir: str(env, 'DATA_DIR', './data'),
     instanceId: str(env, 'INSTANCE_ID', `${process.pid}`),
+    /**
+     * Unset: off. /health, /readiness and /metrics on a node:http listener (GATEWAY_HOST) for a
+     * process without the gateway role; the gateway serves them on its own port(s).
+     */
+    healthPort: healthPort(env, roles),
     nats: {
       /** Unset: start an embedded nats-server with JetStream under dataDir. */
       url: optStr(env, 'NATS_URL'),
@@ -168,6 +183,12 @@ export function loadConfig(env: Env = process.env) {
       /** A workflow that runs longer than this ends in TIMEOUT. */
       taskTimeoutSeconds: num(env, 'TASK_TIMEOUT_SECONDS', 1800, { min: 1, int: true }),
     },
+    /**
+     * PRIORITY_QUEUES (`off` default, `on`): whether a submission may ask for a priority other
+     * than normal (tasks/submit.ts priorityOf). It only chooses where new tasks go: workers
+     * drain every priority's queue either way (runtime/task-intake.ts).
+     */
+    priorityQueues: oneOf(env, 'PRIORITY_QUEUES', 'off', ['on', 'off'] as const) === 'on',
     agents: {
       /**
        * AGENT_TIMEOUT_SECONDS: the longest one agent's execution may take (every agent of a
@@ -319,8 +340,8 @@ export function loadConfig(env: Env = process.env) {
     /** Messaging channels (platform_a, platform_b): credential encryption and outbound API base URLs. */
     channels: channelsConfig(env),
     idempotencyTtlSeconds: num(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, { min: 1, int: true }),
-    /** Reserved variables (RESERVED_SETTINGS) that are set: warned about at start-up, otherwise ignored. */
-    reserved: Object.keys(RESERVED_SETTINGS).filter((name) => !unset(env[name])),
+    /** Traces: OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set, else none (src/tracing). */
+    otel: otelConfig(env),
   } as const;
 
   if (environment === 'prod' && cfg.gateway.skipAuth) {

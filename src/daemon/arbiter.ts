@@ -14,6 +14,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../kernel/index.js';
+import { countClaimGranted } from '../metrics/index.js';
 import type { ClaimBoard, ClaimMeta } from './claims.js';
 import type { Dispatcher } from './dispatch.js';
 import type { PendingStore } from './pending.js';
@@ -89,6 +90,7 @@ export class Arbiter {
     const granted = await this.board.claim(id, claimMetaOf(sock.id, m));
     // Affinity is a hint for the thread's next message: told to every gateway, stored nowhere.
     if (granted) this.dispatcher.grant(sock.owner, m.thread_id, sock.id);
+    if (granted) countClaimGranted();
     return granted ? 'granted' : 'taken';
   }
 }

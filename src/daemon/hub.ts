@@ -1,7 +1,7 @@
 /**
  * The daemon hub of one gateway process: its connections (connections.ts), dispatch across
- * every gateway (dispatch.ts), claim arbitration (arbiter.ts), replies (replies.ts) and the
- * sweeper (sweeper.ts), wired together, and the frame loop of each connection. A connection
+ * every gateway (dispatch.ts), claim arbitration (arbiter.ts), replies (replies.ts), the
+ * sweeper (sweeper.ts) and the owners' status across gateways (presence.ts), wired together, and the frame loop of each connection. A connection
  * with more than FRAMES_IN_FLIGHT frames still being handled is closed: its work is bounded.
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -13,6 +13,7 @@ import type { ClaimBoard } from './claims.js';
 import { Connections } from './connections.js';
 import { Dispatcher } from './dispatch.js';
 import { PendingStore } from './pending.js';
+import { Presence, type DaemonStatus } from './presence.js';
 import { claimAckFrame, parseFrame, type DaemonMessage, type DaemonReply, type DaemonSocket, type Owner } from './protocol.js';
 import { Replies } from './replies.js';
 import { Sweeper } from './sweeper.js';
@@ -50,6 +51,7 @@ export class DaemonHub {
     private readonly arbiter: Arbiter,
     private readonly replies: Replies,
     private readonly sweeper: Sweeper,
+    private readonly presence: Presence,
   ) {}
 
   static async start(nc: NatsConnection, board: ClaimBoard, opts: HubOptions, log: Logger): Promise<DaemonHub> {
@@ -61,7 +63,8 @@ export class DaemonHub {
     const conns = new Connections(nc, (msg, owner) => arbiter.remember(msg, owner));
     const replies = new Replies(board, pending, signals, opts.deliverReply, log);
     const sweeper = new Sweeper(pending, board, dispatcher, opts, log);
-    return new DaemonHub(conns, board, pending, dispatcher, arbiter, replies, sweeper);
+    const presence = new Presence(nc, board, opts.claimTtlSeconds * 1000);
+    return new DaemonHub(conns, board, pending, dispatcher, arbiter, replies, sweeper, presence);
   }
 
   get connections(): number {
@@ -71,11 +74,18 @@ export class DaemonHub {
   /** Registers a connection and greets it; messages waiting for its owner are offered now. */
   connect(sock: DaemonSocket): void {
     this.conns.add(sock);
+    this.presence.add(sock);
     this.sweeper.kick();
   }
 
   disconnect(connId: string): void {
     this.conns.remove(connId);
+    this.presence.remove(connId);
+  }
+
+  /** The owner's connected daemons on every gateway (connection, since when, claims held). */
+  status(owner: Owner): Promise<DaemonStatus[]> {
+    return this.presence.ofOwner(owner);
   }
 
   /** Offers a message to its owner's daemons (see Dispatcher.dispatch). */
@@ -109,14 +119,21 @@ export class DaemonHub {
     switch (f.type) {
       case 'claim': {
         const granted = id ? await this.arbiter.claim(sock, id) : false;
+        if (granted) this.presence.claimed(sock.id, id);
         sock.send(claimAckFrame(id, granted));
         return;
       }
       case 'progress':
-        if (id && (await this.board.progress(id, sock.id))) await this.pending.touch(id);
+        if (id && (await this.board.progress(id, sock.id))) {
+          this.presence.claimed(sock.id, id);
+          await this.pending.touch(id);
+        }
         return;
       case 'reply':
-        if (id && (await this.replies.reply(sock, id, f.payload))) this.arbiter.forget(id);
+        if (id && (await this.replies.reply(sock, id, f.payload))) {
+          this.arbiter.forget(id);
+          this.presence.released(sock.id, id);
+        }
         return;
       case 'disconnect':
         sock.close(1000, 'disconnect');
@@ -139,6 +156,7 @@ export class DaemonHub {
   async stop(): Promise<void> {
     this.dispatcher.stop();
     for (const id of this.conns.ids()) this.conns.remove(id);
+    this.presence.stop();
     await this.sweeper.stop();
   }
 }

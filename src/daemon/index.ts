@@ -11,4 +11,5 @@
  */
 export { ClaimBoard, type ClaimMeta } from './claims.js';
 export { DaemonHub, type HubOptions } from './hub.js';
+export { STATUS_MAX_WAIT_MS, STATUS_STALL_MS, type DaemonStatus } from './presence.js';
 export { newConnId, ownerToken, type DaemonMessage, type DaemonReply, type DaemonSocket, type Owner } from './protocol.js';

@@ -6,11 +6,15 @@
  * a frame over 64 KB closes the connection; invalid JSON is ignored; the send buffer is bounded
  * (64 KB) and a write must drain within 10 s (the write timeout): a daemon that does not read
  * is disconnected, never allowed to grow memory.
+ *
+ * GET /api/v1/daemon/status: the caller's connected daemons on every gateway (src/daemon
+ * presence.ts), authenticated and rate-limited like the REST API.
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
-import { newConnId, type DaemonHub, type Owner } from '../daemon/index.js';
+import { STATUS_MAX_WAIT_MS, STATUS_STALL_MS, newConnId, type DaemonHub, type Owner } from '../daemon/index.js';
 import type { Logger, Principal } from '../kernel/index.js';
-import { upgradeWhen } from './http.js';
+import { route, upgradeWhen } from './http.js';
+import { admitted, type RouteDeps } from './route-deps.js';
 
 interface Data {
   connId: string;
@@ -123,3 +127,83 @@ export function registerDaemonRoute(
     },
   };
 }
+
+/** GET /api/v1/daemon/status: `{daemons: [{connection_id, connected_since, claims_held}], count}`, oldest connection first. */
+export function registerDaemonStatusRoute(app: TemplatedApp, d: Pick<RouteDeps, 'ctx' | 'admit'> & { hub: Pick<DaemonHub, 'status'> }): void {
+  route(
+    app,
+    'get',
+    '/api/v1/daemon/status',
+    admitted(d.admit, async (_req, p) => {
+      const daemons = await d.hub.status({ tenantId: p.tenantId ?? null, userId: p.userId ?? null });
+      return { daemons, count: daemons.length };
+    }),
+    d.ctx,
+  );
+}
+
+const security = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+const errorBody = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] };
+
+/** The daemon routes in /openapi.json. */
+export const daemonPaths = {
+  '/v1/ws/messages': {
+    get: {
+      summary: 'Daemon WebSocket: inbound chat messages offered to daemon clients, claimed once',
+      description:
+        'Authentication before the upgrade (401, no upgrade). Frames are JSON {type, message_id, payload}. Server to client: connected, ' +
+        'message {channel, thread_id, sender, text, agent_name, timestamp}, claim_ack {granted}, system {text}. Client to server: claim, ' +
+        'progress (extends the claim), reply {channel, thread_id, text, format: text|markdown}, disconnect. The first claim of a message wins ' +
+        "on any gateway; a reply is posted to the message's thread through the platform API (a reply from a connection not holding the claim " +
+        'gets a system frame); a claim not replied within DAEMON_CLAIM_TTL_SECONDS (60) expires and the message is offered again. Ping every 20 s, ' +
+        'closed without a pong in 60 s or on a frame over 64 KB; invalid JSON is ignored.',
+      operationId: 'daemonWs',
+      security,
+      responses: {
+        101: { description: 'Switching protocols' },
+        401: { description: 'Authentication required', content: { 'application/json': { schema: errorBody } } },
+      },
+    },
+  },
+  '/api/v1/daemon/status': {
+    get: {
+      summary: "The caller's connected daemons (GET /v1/ws/messages), on every gateway of the fleet",
+      description:
+        'Every gateway holding a connection of the caller answers one NATS request; answers are collected until ' +
+        `${STATUS_STALL_MS} ms pass without another (at most ${STATUS_MAX_WAIT_MS} ms). claims_held: claims the connection won that are ` +
+        'not replied and whose lease (DAEMON_CLAIM_TTL_SECONDS) has not expired.',
+      operationId: 'daemonStatus',
+      security,
+      responses: {
+        200: {
+          description: 'OK',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['daemons', 'count'],
+                properties: {
+                  daemons: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['connection_id', 'connected_since', 'claims_held'],
+                      properties: {
+                        connection_id: { type: 'string', format: 'uuid' },
+                        connected_since: { type: 'string', format: 'date-time' },
+                        claims_held: { type: 'integer', minimum: 0 },
+                      },
+                    },
+                  },
+                  count: { type: 'integer', minimum: 0 },
+                },
+              },
+            },
+          },
+        },
+        401: { description: 'Authentication required', content: { 'application/json': { schema: errorBody } } },
+        429: { description: 'Rate limit exceeded', content: { 'application/json': { schema: errorBody } } },
+      },
+    },
+  },
+};

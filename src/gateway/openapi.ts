@@ -1,13 +1,13 @@
-/**
- * /openapi.json, generated from the same TypeBox schemas that validate requests.
- */
+/** /openapi.json, generated from the same TypeBox schemas that validate requests. */
 import type { TSchema } from '@sinclair/typebox';
 import * as S from './schemas.js';
 import { skillPaths } from './skill-routes.js';
 import { agentPaths, agentSchemas } from './agent-routes.js';
 import { mcpPaths } from './mcp-route.js';
+import { metricsPaths } from './metrics-route.js';
 import { channelPaths } from './channel-routes.js';
 import { blobPaths } from './blob-routes.js';
+import { daemonPaths } from './daemon-routes.js';
 import { memoryPaths, memorySchemas } from './memory-routes.js';
 import { approvalPaths, approvalSchemas } from './approval-routes.js';
 import { reviewPaths, reviewSchemas } from './review-routes.js';
@@ -383,6 +383,7 @@ export function buildOpenApi(version: string) {
           responses: { 200: json(ref('Readiness')), 503: json(ref('Readiness'), 'Not ready') },
         },
       },
+      ...metricsPaths,
       '/openapi.json': { get: { summary: 'This document', operationId: 'openapi', responses: { 200: { description: 'OpenAPI 3.0 document' } } } },
       '/api/v1/tasks': {
         post: {
@@ -483,6 +484,7 @@ export function buildOpenApi(version: string) {
       ...agentPaths,
       ...mcpPaths,
       ...blobPaths,
+      ...daemonPaths,
       ...memoryPaths,
       ...openAiPaths,
       '/api/v1/tools': {
@@ -578,21 +580,6 @@ export function buildOpenApi(version: string) {
             { name: 'last_event_id', in: 'query', schema: { type: 'string' }, description: 'Resume after this stream id <ms>-<seq> or numeric seq' },
           ],
           responses: { 101: { description: 'Switching protocols' }, 400: err('workflow_id missing or invalid, or invalid last_event_id') },
-        },
-      },
-      '/v1/ws/messages': {
-        get: {
-          summary: 'Daemon WebSocket: inbound chat messages offered to daemon clients, claimed once',
-          description:
-            'Authentication before the upgrade (401, no upgrade). Frames are JSON {type, message_id, payload}. Server to client: connected, ' +
-            'message {channel, thread_id, sender, text, agent_name, timestamp}, claim_ack {granted}, system {text}. Client to server: claim, ' +
-            'progress (extends the claim), reply {channel, thread_id, text, format: text|markdown}, disconnect. The first claim of a message wins ' +
-            "on any gateway; a reply is posted to the message's thread through the platform API (a reply from a connection not holding the claim " +
-            'gets a system frame); a claim not replied within DAEMON_CLAIM_TTL_SECONDS (60) expires and the message is offered again. Ping every 20 s, ' +
-            'closed without a pong in 60 s or on a frame over 64 KB; invalid JSON is ignored.',
-          operationId: 'daemonWs',
-          security,
-          responses: { 101: { description: 'Switching protocols' }, 401: err('Authentication required') },
         },
       },
     },

@@ -4,6 +4,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
+import { TASK_PRIORITIES } from '../bus/index.js';
 import { EXECUTION_MODES, TASK_STATUSES, badRequest } from '../kernel/index.js';
 import { CONTEXT_VALUE_RULES, NOT_AVAILABLE_CONTEXT_KEYS } from '../tasks/index.js';
 
@@ -89,6 +90,14 @@ export const TaskSubmitRequest = Type.Object(
       Type.Boolean({
         description:
           'Adds a verification step; its findings go into metadata.verification (research tasks: each cited claim checked against the pages it cites)',
+      }),
+    ),
+    priority: Type.Optional(
+      StringEnum(TASK_PRIORITIES, {
+        description:
+          'Which waiting task a free worker takes first, across the fleet (default normal). Needs PRIORITY_QUEUES=on on the server: with it off, ' +
+          'any value but normal is a 400. Of every 8 fetches a free worker makes, 4 look at critical first, 2 at high, 1 at normal, 1 at low, ' +
+          'then at the other levels highest first, so low priority is slowed, never starved. gRPC: metadata.labels.priority',
       }),
     ),
   },

@@ -37,13 +37,14 @@ import { registerMcpRoute } from './mcp-route.js';
 import { DEFAULT_OPENAI_CONFIG, registerOpenAiRoutes, type OpenAiConfig } from './openai/handlers.js';
 import { registerToolRoutes } from './tool-routes.js';
 import { registerToolSourceRoutes } from './tool-source-routes.js';
-import { registerDaemonRoute } from './daemon-routes.js';
+import { registerDaemonRoute, registerDaemonStatusRoute } from './daemon-routes.js';
 import type { DaemonHub } from '../daemon/index.js';
 import { registerChannelRoutes } from './channel-routes.js';
 import { registerSkillRoutes } from './skill-routes.js';
 import { registerTimelineRoute } from './timeline-route.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
 import { registerMemoryRoutes } from './memory-routes.js';
+import { registerMetricsRoute } from './metrics-route.js';
 import { copyRequest, corsHeaders, route, writeReply, type CorsPolicy, type Reply } from './http.js';
 import { buildOpenApi } from './openapi.js';
 import { StreamHub } from './streams.js';
@@ -135,6 +136,7 @@ export class Gateway {
 
     route(app, 'get', '/health', () => this.health(), ctx);
     route(app, 'get', '/readiness', () => this.readiness(), ctx);
+    registerMetricsRoute(app, ctx);
     const openapi = JSON.stringify(buildOpenApi(this.cfg.version));
     route(app, 'get', '/openapi.json', () => ({ status: 200, raw: openapi, headers: { 'Content-Type': 'application/json' } }), ctx);
 
@@ -174,6 +176,7 @@ export class Gateway {
     if (this.deps.daemon) {
       const auth = this.admission.auth;
       this.daemonRoute = registerDaemonRoute(app, { hub: this.deps.daemon, authenticate: (headers) => auth.authenticate({ headers }), log: this.deps.log });
+      registerDaemonStatusRoute(app, { ctx, admit, hub: this.deps.daemon });
     }
     registerOpenAiRoutes(app, {
       ctx,

@@ -11,6 +11,7 @@ import type { Client } from '@connectrpc/connect';
 import type { HttpResponse, TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { parseResumePoint } from '../bus/index.js';
 import { badRequest, isUuid, type Logger, type Principal } from '../kernel/index.js';
+import { countEventsDelivered, streamClosed, streamOpened } from '../metrics/index.js';
 import type { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Admission } from './admission.js';
 import { copyRequest, corsHeaders, errorReply, upgradeWhen, writeReply, type CorsPolicy, type Req } from './http.js';
@@ -97,6 +98,7 @@ export class StreamRoutes {
           res.write(': stream open\n\n');
         });
         this.sse.add(conn);
+        streamOpened('sse');
         void this.deps.hub
           .attach(wf, conn, after ?? 0, (a, first) => conn.writeRaw(gapFrame(a, first).frame))
           .catch((err) => {
@@ -120,7 +122,7 @@ export class StreamRoutes {
   }
 
   forgetSse(c: SseConn): void {
-    this.sse.delete(c);
+    if (this.sse.delete(c)) streamClosed('sse');
   }
 
   private wsRoute(app: TemplatedApp): void {
@@ -159,6 +161,7 @@ export class StreamRoutes {
         const data = ws.getUserData();
         const sub = new WsSub(ws);
         data.sub = sub;
+        streamOpened('ws');
         void this.deps.hub.attach(data.wf, sub, data.after, (a, first) => sub.sendJson(gapFrame(a, first).json)).catch(() => sub.drop('stream unavailable'));
       },
       message: () => {
@@ -168,6 +171,7 @@ export class StreamRoutes {
       close: (ws) => {
         const sub = ws.getUserData().sub;
         if (sub) {
+          streamClosed('ws');
           sub.closed = true;
           sub.feed?.remove(sub);
         }
@@ -233,6 +237,7 @@ export class SseConn implements Subscriber {
     if (this.closed) return false;
     const buf = shared ?? (events.length === 1 ? events[0].frame : Buffer.concat(events.map((e) => e.frame)));
     this.lastEventAt = Date.now();
+    countEventsDelivered('sse', events.length);
     return this.writeRaw(buf);
   }
 
@@ -290,6 +295,7 @@ class WsSub implements Subscriber {
     this.ws.cork(() => {
       for (const e of events) this.ws.send(e.json, false);
     });
+    countEventsDelivered('ws', events.length);
     if (this.ws.getBufferedAmount() > 0) {
       this.backpressured = true;
       return false;

@@ -27,6 +27,7 @@ import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nat
 import { STREAMS, SeqOrder, replayGap, sseEventName, subjects, type WorkflowEvent } from '../bus/index.js';
 import type { HttpResponse } from 'uWebSockets.js';
 import { backoffDelay, type Backoff, type Logger } from '../kernel/index.js';
+import { countSlowClientDropped } from '../metrics/index.js';
 
 /**
  * An event as the feed's ring keeps it: its SSE frame only. The JSON text (the frame's data
@@ -361,11 +362,13 @@ export class Feed {
     while (!s.closed && s.cursor < this.lastSeq) {
       if (s.cursor + 1 < this.ring[0].seq) {
         s.drop('client too slow: events it had not received were discarded');
+        countSlowClientDropped();
         return;
       }
       if (s.backpressured) {
         if (this.bytesAfter(Math.max(s.cursor, s.stalledAt ?? s.cursor), s.filter, max) > max) {
           s.drop('client too slow: more than the per-connection buffer limit is pending');
+          countSlowClientDropped();
         }
         return;
       }

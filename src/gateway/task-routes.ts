@@ -151,6 +151,7 @@ export function checkSubmitBody(raw: unknown): TaskSubmitRequest {
       maxIterations: body.max_iterations,
       enableVerification: body.enable_verification,
       maxConcurrentAgents: body.max_concurrent_agents,
+      priority: body.priority,
     },
     'small',
   );
@@ -171,7 +172,8 @@ export function submitChecked(
         userId: p.userId ?? '',
         tenantId: p.tenantId ?? '',
         sessionId: body.session_id || '',
-        labels: tp ? { trace_id: tp.traceId, traceparent: o.traceparent! } : {},
+        // The priority travels as the reference platform's label; the orchestrator checks it against its PRIORITY_QUEUES.
+        labels: { ...(tp ? { trace_id: tp.traceId, traceparent: o.traceparent! } : {}), ...(body.priority ? { priority: body.priority } : {}) },
       },
       query: body.query,
       context: (body.context ?? {}) as JsonObject,

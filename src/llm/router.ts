@@ -10,7 +10,9 @@
  * caller (a journaled step) decides.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SpanKind, trace, type Tracer } from '@opentelemetry/api';
 import { backoffDelay, badRequest, isTier, TIERS, type Logger, type Tier } from '../kernel/index.js';
+import { globalTracer, inSpan } from '../tracing/index.js';
 import { providerPrices, type Catalogue } from './catalogue.js';
 import { openAiEmbedder, type Embedder } from './embeddings.js';
 import { OfflineProvider } from './offline.js';
@@ -40,6 +42,8 @@ export interface RouterOptions {
   providers?: Record<string, LlmProvider>;
   /** Told before each backoff wait begins (tests wait for it instead of guessing a delay). */
   onBackoff?: (retry: { provider: string; model: string; attempt: number; delayMs: number }) => void;
+  /** Each call is a span (gen_ai.* attributes); default: the API's tracer. */
+  tracer?: Tracer;
 }
 
 export interface TierShare {
@@ -103,7 +107,32 @@ export class LlmRouter implements LlmProvider {
     return p;
   }
 
-  async complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
+  /** One span per call, over its retries and fallbacks: named after the model that answered. */
+  complete(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
+    const attributes = {
+      'gen_ai.operation.name': 'chat',
+      'taskorch.llm.tier': req.tier,
+      'gen_ai.request.max_tokens': req.maxTokens,
+      'gen_ai.request.temperature': req.temperature,
+      ...(req.model ? { 'gen_ai.request.model': req.model } : {}),
+      ...(req.provider ? { 'taskorch.llm.requested_provider': req.provider } : {}),
+    };
+    return inSpan(this.opts.tracer ?? globalTracer(), req.model ? `chat ${req.model}` : 'chat', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const r = await this.route(req, onDelta);
+      span.updateName(`chat ${r.model}`);
+      span.setAttributes({
+        'gen_ai.provider.name': r.provider,
+        'gen_ai.response.model': r.model,
+        'gen_ai.response.finish_reasons': [r.finishReason],
+        'gen_ai.usage.input_tokens': r.usage.inputTokens,
+        'gen_ai.usage.output_tokens': r.usage.outputTokens,
+        'taskorch.llm.cost_usd': r.usage.costUsd,
+      });
+      return r;
+    });
+  }
+
+  private async route(req: LlmRequest, onDelta?: (delta: string) => void): Promise<LlmResult> {
     if (isTier(req.tier)) this.calls[req.tier]++;
     const choice = this.resolveModelChoice({ tier: req.tier, model: req.model, provider: req.provider });
     let candidates = choice.candidates;
@@ -141,6 +170,9 @@ export class LlmRouter implements LlmProvider {
           if (delay === undefined) break;
           this.log?.warn({ provider: c.provider, model: c.model, attempt, delayMs: delay, err: err.message }, 'LLM call failed; retrying');
           this.opts.onBackoff?.({ provider: c.provider, model: c.model, attempt, delayMs: delay });
+          trace
+            .getActiveSpan()
+            ?.addEvent('retry', { 'gen_ai.provider.name': c.provider, 'gen_ai.request.model': c.model, attempt, 'taskorch.delay_ms': delay });
           await sleep(delay, undefined, { signal: req.signal }).catch((e: unknown) => {
             throw abortedError(req.signal?.reason ?? e);
           });

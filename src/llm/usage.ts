@@ -7,6 +7,7 @@
  * are the sums of that same list.
  */
 import type { Logger } from '../kernel/index.js';
+import { countModelCall } from '../metrics/index.js';
 import { Batcher, type Sql } from '../store/index.js';
 
 export interface ModelCallRecord {
@@ -35,6 +36,7 @@ export class UsageStore {
 
   /** Queues one record (written with the others of the same tick); returns at once. */
   recordModelCall(r: ModelCallRecord): void {
+    countModelCall(r);
     this.batch.push(r).catch((err: unknown) => this.log?.warn({ err, task_id: r.taskId }, 'model call record not written; the task end writes it again'));
   }
 

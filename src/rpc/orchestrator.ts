@@ -44,6 +44,7 @@ import {
   type TaskStore,
 } from '../tasks/index.js';
 import type { TemplateCatalog } from '../templates/index.js';
+import { traceCarrierOf } from '../tracing/index.js';
 import type { ApprovalService } from '../approvals/index.js';
 import { approvalHandlers } from './approvals.js';
 import { actingPrincipal, assertTaskOwner, callerOf } from './auth.js';
@@ -62,6 +63,8 @@ export interface OrchestratorDeps {
   templates?: TemplateCatalog;
   /** ApproveTask and GetPendingApprovals (unimplemented without it). */
   approvals?: ApprovalService;
+  /** PRIORITY_QUEUES (default off): a submission may ask for a priority other than normal (metadata.labels.priority). */
+  priorityQueues?: boolean;
 }
 
 function rowToStatus(r: TaskRow) {
@@ -187,6 +190,9 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
           enableVerification: opts?.enableVerification,
           maxConcurrentAgents: opts?.maxConcurrentAgents,
           traceId: md?.labels?.trace_id,
+          // The caller's span (the gateway's submission span): every activation of the task joins its trace.
+          traceContext: traceCarrierOf(opts?.traceparent || md?.labels?.traceparent),
+          priority: md?.labels?.priority,
           requireApproval: req.requireApproval,
           // gRPC-only fields nothing implements yet (caller-made plans, budgets).
           extraFields: {
@@ -198,6 +204,7 @@ export function createOrchestratorService(d: OrchestratorDeps): ServiceImpl<type
         d.defaultTier,
         d.checkModel,
         d.catalogs,
+        d.priorityQueues ?? false,
       );
       // The task runs as the caller; only a system caller (the scheduler) names its owner.
       const r = await submitTask(taskDeps, sub, actingPrincipal(callerOf(ctx), md));

@@ -37,6 +37,7 @@ import {
   type WorkflowEvent,
 } from '../bus/index.js';
 import { AppError, Code, type Logger } from '../kernel/index.js';
+import { countEventPublished } from '../metrics/index.js';
 import type { WaitStore } from '../tasks/index.js';
 
 export interface JournalEntry<T = unknown> {
@@ -227,6 +228,7 @@ export class WorkflowContext {
     ).then(() => {
       this.unacked.delete(seq);
       if (seq > this.storedSeq) this.storedSeq = seq;
+      countEventPublished(ev.type);
     });
     p.catch(() => {}); // surfaced by flush()
     this.pending.push(p);

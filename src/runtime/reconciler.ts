@@ -1,16 +1,17 @@
 /**
  * Reconciler: a task row is committed before its start message is published, so a crash
  * between the two leaves a QUEUED row whose start message never reached the work queue.
- * Periodically, QUEUED rows older than `graceMs` whose start message is not in the TASKS
- * stream (a work-queue message stays there until acked, and is acked only after the task
+ * Periodically, QUEUED rows older than `graceMs` whose start message is not in the work queue
+ * of their priority (TASKS for normal; a work-queue message stays there until acked, and is acked only after the task
  * ends) get their start message published again. Safe with several orchestrators: the
  * publish carries the task id as de-duplication id, and a re-activated actor replays its
  * journal instead of repeating steps.
  */
-import { STREAMS, subjects, type Bus } from '../bus/index.js';
+import { headers } from '@nats-io/transport-node';
+import { subjects, taskStream, type Bus } from '../bus/index.js';
 import type { Logger } from '../kernel/index.js';
 import type { TaskStore } from '../tasks/index.js';
-import { startMessage } from '../tasks/index.js';
+import { startHeaders, startMessage } from '../tasks/index.js';
 
 export class Reconciler {
   private timer?: NodeJS.Timeout;
@@ -40,10 +41,13 @@ export class Reconciler {
     try {
       const rows = await this.store.staleQueued(new Date(Date.now() - this.opts.graceMs));
       for (const r of rows) {
-        const inQueue = await this.bus.jsm.streams.getMessage(STREAMS.tasks, { last_by_subj: subjects.taskStart(r.id) }).catch(() => null);
-        if (inQueue) continue;
         const start = startMessage(r);
-        await this.bus.js.publish(subjects.taskStart(r.id), new TextEncoder().encode(JSON.stringify(start)), { msgID: r.id });
+        const level = start.priority ?? 'normal';
+        const inQueue = await this.bus.jsm.streams.getMessage(taskStream(level), { last_by_subj: subjects.taskStart(r.id, level) }).catch(() => null);
+        if (inQueue) continue;
+        const hdrs = headers();
+        for (const [k, v] of Object.entries(startHeaders(r) ?? {})) hdrs.set(k, v);
+        await this.bus.js.publish(subjects.taskStart(r.id, level), new TextEncoder().encode(JSON.stringify(start)), { msgID: r.id, headers: hdrs });
         republished.push(r.id);
         this.log.warn({ workflow_id: r.id }, 'queued task had no start message; re-published it');
       }

@@ -1,7 +1,7 @@
 /**
- * Worker: hosts workflow actors. Each task start message on the TASKS work queue activates
- * one actor; the durable pull consumer shared by all workers gives each message to one
- * worker at a time.
+ * Worker: hosts workflow actors. Each task start message on a task work queue (one per
+ * priority; task-intake.ts decides which one a free slot takes from) activates one actor; the
+ * durable pull consumers shared by all workers give each message to one worker at a time.
  *
  * Delivery: the message stays in progress (in-progress acks at a third of the ack wait) while
  * its actor runs and is acked when the workflow has ended and its terminal state is written.
@@ -11,14 +11,17 @@
  * Failures: terminal errors end the task FAILED; retryable ones are retried in place a few
  * times, then the message is nak'ed with a delay (redelivery up to max_deliver).
  */
-import { JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { SpanKind, trace, type Tracer } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CONSUMERS, PublishError, STREAMS, kvKeys, subjects, type Bus } from '../bus/index.js';
+import { PublishError, kvKeys, subjects, type Bus } from '../bus/index.js';
 import { AppError, Code, backoffDelay, toAppError, type Logger } from '../kernel/index.js';
 import { readControl, type ControlState, type TaskOutcome, type TaskStart, type TaskStore, type WaitStore } from '../tasks/index.js';
+import { contextOfHeaders, globalTracer, inSpan, markFailed } from '../tracing/index.js';
 import { BusDesync, HandBack, WorkflowContext } from './context.js';
+import { TaskIntake, type TaskDelivery } from './task-intake.js';
 import { Passivate } from './wait.js';
 
 /** Runs a workflow's body (workflows/ provides it; the runtime knows nothing of LLMs). */
@@ -33,6 +36,10 @@ export interface WorkerOptions {
   waits?: WaitStore;
   /** The agent id of a task's WORKFLOW_STARTED and WORKFLOW_COMPLETED (a swarm's is swarm-supervisor); default `orchestrator`. */
   producerOf?: (task: TaskStart) => string;
+  /** Each activation is a span; default: the API's tracer. */
+  tracer?: Tracer;
+  /** PRIORITY_QUEUES (default on: the fairness cycle over every level; off: normal first). */
+  priorityQueues?: boolean;
 }
 
 class TimeoutReached extends Error {
@@ -142,7 +149,7 @@ function isTransientBusError(err: unknown): boolean {
 }
 
 interface Active {
-  msg: JsMsg;
+  msg: TaskDelivery;
   ctx?: WorkflowContext;
   done: Promise<void>;
   /** Revision of this worker's lease on the workflow, while held. */
@@ -160,7 +167,7 @@ export class Worker {
   /** This worker's identity in workflow leases. */
   private readonly owner = `${process.pid}-${randomUUID()}`;
   private stopping = false;
-  private messages?: Awaited<ReturnType<Awaited<ReturnType<Bus['js']['consumers']['get']>>['consume']>>;
+  private intake?: TaskIntake;
   private heartbeat?: NodeJS.Timeout;
   private loop?: Promise<void>;
   private slotWaiters: (() => void)[] = [];
@@ -174,8 +181,8 @@ export class Worker {
   ) {}
 
   async start(): Promise<void> {
-    const consumer = await this.bus.js.consumers.get(STREAMS.tasks, CONSUMERS.workers);
-    this.messages = await consumer.consume({ max_messages: Math.min(this.opts.concurrency, 256) });
+    const intake = new TaskIntake(this.bus.nc, this.log, this.opts.priorityQueues ?? true);
+    this.intake = intake;
     this.heartbeat = setInterval(
       () => {
         for (const [id, a] of this.active) {
@@ -186,13 +193,15 @@ export class Worker {
       Math.max(200, Math.floor(this.opts.ackWaitMs / 3)),
     );
     this.loop = (async () => {
-      for await (const m of this.messages!) {
-        if (this.stopping) {
-          m.nak();
-          continue;
+      while (!this.stopping) {
+        while (this.active.size >= this.opts.concurrency && !this.stopping) await new Promise<void>((r) => this.slotWaiters.push(r));
+        // Only as many as there are free slots: nothing waits here that another worker could run.
+        const taken = await intake.take(this.opts.concurrency - this.active.size);
+        if (!taken.length) break; // the intake was closed
+        for (const m of taken) {
+          if (this.stopping) m.nak();
+          else this.activate(m);
         }
-        while (this.active.size >= this.opts.concurrency) await new Promise<void>((r) => this.slotWaiters.push(r));
-        this.activate(m);
       }
     })().catch((err) => this.log.error({ err }, 'worker consume loop ended'));
   }
@@ -201,7 +210,7 @@ export class Worker {
     return this.active.size;
   }
 
-  private activate(msg: JsMsg): void {
+  private activate(msg: TaskDelivery): void {
     let task: TaskStart;
     try {
       task = JSON.parse(dec.decode(msg.data)) as TaskStart;
@@ -212,7 +221,7 @@ export class Worker {
     }
     const running = this.active.get(task.task_id);
     if (running) {
-      if (msg.seq === running.msg.seq) {
+      if (msg.seq === running.msg.seq && msg.info.stream === running.msg.info.stream) {
         // A second delivery of the message this worker is running (redelivery raced the
         // in-progress ack): keep one actor, and ack/heartbeat through the newest delivery.
         running.msg = msg;
@@ -228,12 +237,29 @@ export class Worker {
     }
     const entry: Active = { msg, done: Promise.resolve() };
     this.active.set(task.task_id, entry);
-    entry.done = this.runActor(task, entry)
+    entry.done = this.activation(task, msg, () => this.runActor(task, entry))
       .catch((err) => this.log.error({ err, workflow_id: task.task_id }, 'actor crashed'))
       .finally(() => {
         this.active.delete(task.task_id);
         this.slotWaiters.shift()?.();
       });
+  }
+
+  /**
+   * An activation as a span, ending however the actor ends: a child of the submission's span
+   * when the start message's headers carry its context, else the root of a new trace. Every
+   * activation of a task (after a wait, a crash, a hand-back) is one more span of its trace.
+   */
+  private activation(task: TaskStart, msg: TaskDelivery, run: () => Promise<void>): Promise<void> {
+    const attributes = {
+      'messaging.system': 'nats',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': msg.info.stream,
+      'taskorch.task.id': task.task_id,
+      'taskorch.task.mode': task.mode,
+      'taskorch.delivery': msg.info.deliveryCount,
+    };
+    return inSpan(this.opts.tracer ?? globalTracer(), `workflow ${task.mode}`, { kind: SpanKind.CONSUMER, attributes }, run, contextOfHeaders(msg.headers));
   }
 
   /**
@@ -451,6 +477,7 @@ export class Worker {
    */
   private async passivate(ctx: WorkflowContext, task: TaskStart, entry: Active, key: string, log: Logger): Promise<void> {
     entry.ending = true;
+    trace.getActiveSpan()?.addEvent('passivated', { 'taskorch.wait': key });
     await ctx.flush();
     await this.store.setStatus(task.task_id, 'TASK_STATUS_PAUSED', new Date());
     entry.msg.ack();
@@ -480,6 +507,9 @@ export class Worker {
 
   /** Terminal state: written once to Postgres, then the final events. */
   private async finish(ctx: WorkflowContext, task: TaskStart, outcome: TaskOutcome): Promise<void> {
+    const span = trace.getActiveSpan();
+    span?.setAttribute('taskorch.task.status', outcome.status);
+    if (span && (outcome.status === 'TASK_STATUS_FAILED' || outcome.status === 'TASK_STATUS_TIMEOUT')) markFailed(span, outcome.status, outcome.error ?? '');
     await ctx.step(
       'finish',
       async () => {
@@ -512,7 +542,7 @@ export class Worker {
   async stop(): Promise<void> {
     this.stopping = true;
     clearInterval(this.heartbeat);
-    await this.messages?.close().catch(() => {});
+    this.intake?.close();
     for (const a of this.active.values()) a.ctx?.abort.abort(new HandBack('worker shutting down'));
     await Promise.race([Promise.all([...this.active.values()].map((a) => a.done)), sleep(5000)]);
     this.slotWaiters.splice(0).forEach((r) => r());

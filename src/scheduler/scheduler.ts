@@ -41,6 +41,7 @@ import type { Client } from '@connectrpc/connect';
 import type { KV } from '@nats-io/kv';
 import { BUCKETS, coreReplicas, openBucket, type Bus } from '../bus/index.js';
 import { toAppError, type Logger } from '../kernel/index.js';
+import { countScheduleRun } from '../metrics/index.js';
 import { SubmitTaskRequestSchema, type OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { Sql } from '../store/index.js';
 import type { TaskStore } from '../tasks/index.js';
@@ -290,10 +291,12 @@ export class Scheduler {
         { timeoutMs: SUBMIT_TIMEOUT_MS },
       );
       await this.sql`UPDATE schedule_runs SET workflow_id = ${r.workflowId} WHERE id = ${c.runId}`;
+      countScheduleRun(true);
       this.d.log.info({ schedule_id: s.id, workflow_id: r.workflowId, triggered_at: c.triggeredAt.toISOString() }, 'schedule run fired');
     } catch (err) {
       const msg = toAppError(err).message;
       this.d.log.warn({ err, schedule_id: s.id }, 'schedule run submit failed');
+      countScheduleRun(false);
       await this.finishRun(c.runId, s.id, { status: 'FAILED', error_message: `task submission failed: ${msg}` }, undefined);
     }
   }

@@ -1,5 +1,5 @@
 /**
- * Handing a submitted task to the work queue. The task row is committed (QUEUED) first;
+ * Handing a submitted task to the work queue of its priority (TASKS for normal). The task row is committed (QUEUED) first;
  * then its start message is published with the task id as de-duplication id. A submission
  * is either accepted (the message is stored, or its row was already claimed by a worker,
  * or the row could not be withdrawn and the reconciler will publish it) and then it runs,
@@ -18,12 +18,17 @@ export const REFUSED_RETRY_AFTER_SECONDS = 5;
 
 const enc = new TextEncoder();
 
-export async function enqueueStart(d: { bus: Bus; tasks: TaskStore; log: Logger }, start: TaskStart): Promise<void> {
+/** `headers`: the message's own (startHeaders: the trace context). */
+export async function enqueueStart(d: { bus: Bus; tasks: TaskStore; log: Logger }, start: TaskStart, headers?: Record<string, string>): Promise<void> {
   const id = start.task_id;
   let cause: unknown = new Error('not connected to NATS');
   if (d.bus.connected) {
     try {
-      await d.bus.events.publish(subjects.taskStart(id), enc.encode(JSON.stringify(start)), { msgId: id, deadlineMs: START_PUBLISH_DEADLINE_MS });
+      await d.bus.events.publish(subjects.taskStart(id, start.priority), enc.encode(JSON.stringify(start)), {
+        msgId: id,
+        deadlineMs: START_PUBLISH_DEADLINE_MS,
+        headers,
+      });
       return;
     } catch (err) {
       cause = err;

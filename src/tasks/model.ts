@@ -2,6 +2,7 @@
  * The task model: a task as stored (tasks row), what a workflow's end writes, archived
  * events, and the start message a worker receives, built here only.
  */
+import type { TaskPriority } from '../bus/index.js';
 import { MODE_BY_EXECUTION, badRequest, type Mode, type TERMINAL_STATUSES, type Tier } from '../kernel/index.js';
 
 export interface TaskRow {
@@ -110,6 +111,8 @@ export interface TaskStart {
   new_session?: boolean;
   /** Set on a wake: time the task spent waiting for people, added to its time limit. */
   waited_ms?: number;
+  /** The work queue it waits in (absent: normal); every later start message of the task goes there too. */
+  priority?: TaskPriority;
 }
 
 /** A task as it is stored (the tasks row): everything its start message is built from. */
@@ -120,7 +123,7 @@ export interface QueuedTask {
   tenant_id: string | null;
   query: string;
   context: Record<string, unknown> | null;
-  /** What was asked at submission: mode (when named), model_tier, model_override, max_concurrent_agents, new_session. */
+  /** What was asked at submission: mode (when named), model_tier, model_override, max_concurrent_agents, new_session, priority (when not normal). */
   options: Record<string, unknown> | null;
   /** The execution mode name stored with the task (EXECUTION_MODE_*). */
   mode: string;
@@ -159,7 +162,19 @@ export function startMessage(t: QueuedTask): TaskStart {
     trace_id: t.trace_id ?? undefined,
     submitted_at: t.created_at.toISOString(),
     ...(o.new_session ? { new_session: true } : {}),
+    ...(o.priority ? { priority: o.priority as TaskPriority } : {}),
   };
+}
+
+/**
+ * The NATS headers of every start message of a task (at submission, on a wake, on a
+ * re-publish): the W3C trace context of its submission, kept in the row (options.trace_context),
+ * so that each activation of the workflow, on whichever worker, joins the submission's trace.
+ */
+export function startHeaders(t: Pick<QueuedTask, 'options'>): Record<string, string> | undefined {
+  const c = t.options?.trace_context;
+  if (!c || typeof c !== 'object' || Array.isArray(c)) return undefined;
+  return Object.fromEntries(Object.entries(c).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
 /** A task as a session's history shows it. */

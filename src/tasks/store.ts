@@ -8,6 +8,7 @@
  * not being terminal already.
  */
 import { TERMINAL_STATUSES } from '../kernel/index.js';
+import { countTaskFinished } from '../metrics/index.js';
 import { Batcher, type Sql, type postgres } from '../store/index.js';
 import type { EventRow, ListTasksQuery, NewTask, QueuedTask, TaskBrief, TaskOutcome, TaskRow } from './model.js';
 import { closeOpenWaits } from './wait-close.js';
@@ -138,7 +139,7 @@ export class TaskStore {
    */
   async finishTask(id: string, o: TaskOutcome, at: Date, opts: { closeWaits?: boolean } = {}): Promise<boolean> {
     const closeWaits = opts.closeWaits ? this.sql`WITH closed AS (${closeOpenWaits(this.sql, id)}) ` : this.sql``;
-    const r = await this.sql`${closeWaits}UPDATE tasks SET
+    const r = await this.sql<{ mode: string; created_at: Date }[]>`${closeWaits}UPDATE tasks SET
         status = ${o.status},
         result = ${o.result ?? null},
         error = ${o.error ?? ''},
@@ -151,7 +152,8 @@ export class TaskStore {
         cost_usd = ${o.costUsd ?? 0},
         updated_at = ${at},
         completed_at = ${at}
-      WHERE id = ${id}::uuid AND status NOT IN ${this.sql(TERMINAL_STATUSES as unknown as string[])}`;
+      WHERE id = ${id}::uuid AND status NOT IN ${this.sql(TERMINAL_STATUSES as unknown as string[])} RETURNING mode, created_at`;
+    if (r.count === 1) countTaskFinished(r[0].mode, o.status, (at.getTime() - r[0].created_at.getTime()) / 1000);
     return r.count === 1;
   }
 

@@ -5,10 +5,11 @@
  * submission itself: the row is committed (QUEUED) and its start message queued.
  */
 import { randomUUID } from 'node:crypto';
-import type { Bus } from '../bus/index.js';
+import { TASK_PRIORITIES, type Bus, type TaskPriority } from '../bus/index.js';
 import { AppError, Code, EXECUTION_MODE, MODES, badRequest, isTier, rolePreset, type Logger, type Mode, type Tier } from '../kernel/index.js';
+import { countTaskSubmitted } from '../metrics/index.js';
 import { enqueueStart } from './enqueue.js';
-import { conversationHistoryOf, startMessage, taskModelSettings, type TaskAgent } from './model.js';
+import { conversationHistoryOf, startHeaders, startMessage, taskModelSettings, type TaskAgent } from './model.js';
 import { CONTEXT_VALUE_RULES, contextBoolean, contextInteger, contextValue, normaliseContext } from './context-values.js';
 import { notAvailableField, notAvailableMessage, firstGiven } from './not-available.js';
 import type { TaskStore } from './store.js';
@@ -30,8 +31,12 @@ export interface SubmitRequest {
   enableVerification?: boolean;
   maxConcurrentAgents?: number;
   traceId?: string;
+  /** The submission's W3C trace context (traceparent, tracestate), carried to every activation. */
+  traceContext?: Record<string, string>;
   /** A person approves the task before its first action (gRPC require_approval; REST context.require_approval). */
   requireApproval?: boolean;
+  /** Which waiting task a free worker takes first (REST `priority`, gRPC metadata.labels.priority): a TASK_PRIORITIES name. */
+  priority?: string;
   /** Fields only some entry points carry (e.g. gRPC's require_approval), by their wire name. */
   extraFields?: Record<string, unknown>;
 }
@@ -52,6 +57,7 @@ export interface Submission {
   providerOverride?: string;
   maxConcurrentAgents?: number;
   traceId?: string;
+  traceContext?: Record<string, string>;
   /** A workflow template (context.template or its alias template_name) and its version. */
   template?: { name: string; version?: string };
   /** Template-only mode: no model call at all. */
@@ -66,6 +72,8 @@ export interface Submission {
   requireApproval?: boolean;
   /** Plan review (context.require_review or review_plan "manual"): the research plan waits for a person. */
   review?: { timeoutSeconds: number };
+  /** The work queue of a task asked for with a priority other than normal. */
+  priority?: Exclude<TaskPriority, 'normal'>;
 }
 
 export const RESEARCH_STRATEGIES = ['quick', 'standard', 'deep', 'academic'] as const;
@@ -146,6 +154,24 @@ export const modeForScore = (s: number): Mode => (s < 0.3 ? 'simple' : s < 0.6 ?
 export const detectMode = (query: string): Mode => modeForScore(complexityScore(query));
 
 const isMode = (s: string): s is Mode => (MODES as readonly string[]).includes(s);
+
+/**
+ * A submission's priority: one of TASK_PRIORITIES (400 otherwise). `normal` is the default
+ * and needs nothing; another level needs priority queues (PRIORITY_QUEUES=on) where the task
+ * is queued, else it is refused rather than queued as normal (`queues` undefined: a caller
+ * that does not queue, e.g. a gateway's early check, checks the name only).
+ */
+export function priorityOf(given: string | undefined, queues?: boolean): Exclude<TaskPriority, 'normal'> | undefined {
+  if (given === undefined || given === '') return undefined;
+  if (!(TASK_PRIORITIES as readonly string[]).includes(given)) throw badRequest(`priority must be one of: ${TASK_PRIORITIES.join(', ')}`);
+  if (given === 'normal') return undefined;
+  if (queues === false) {
+    throw badRequest(
+      `priority "${given}" needs priority queues, which are off on this server (PRIORITY_QUEUES=off): submit without a priority, or with "normal"`,
+    );
+  }
+  return given as Exclude<TaskPriority, 'normal'>;
+}
 
 /** The context fallback of a top-level field (`context.<key>`): a non-empty string or nothing. */
 function fromContext(context: Record<string, unknown>, k: string): string | undefined {
@@ -239,10 +265,18 @@ function refuseUnreadWithAgent(r: SubmitRequest, context: Record<string, unknown
  * fallbacks; `disable_ai` with any of them is refused; tiers and modes are the known ones;
  * fields nothing implements yet are refused rather than ignored. The returned context has its
  * recognised flags and numbers normalised (context-values.ts); that copy is what is stored.
+ * `priorityQueues`: PRIORITY_QUEUES of the process that queues the task (see priorityOf).
  */
-export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?: ModelChoiceCheck, catalogs?: CatalogCheck): Submission {
+export function checkSubmission(
+  r: SubmitRequest,
+  defaultTier: Tier,
+  checkModel?: ModelChoiceCheck,
+  catalogs?: CatalogCheck,
+  priorityQueues?: boolean,
+): Submission {
   const query = r.query.trim();
   if (!query) throw badRequest('query is required');
+  const priority = priorityOf(r.priority, priorityQueues);
   // Flags and numbers as clients send them ("true", "3"): real booleans and numbers from here on, stored so.
   const context = normaliseContext(r.context ?? {});
   const topTier = r.modelTier || undefined;
@@ -327,11 +361,13 @@ export function checkSubmission(r: SubmitRequest, defaultTier: Tier, checkModel?
     ...(research ? { research } : {}),
     ...(requireApproval ? { requireApproval } : {}),
     ...(review ? { review } : {}),
+    ...(priority ? { priority } : {}),
     tier,
     modelOverride,
     providerOverride,
     maxConcurrentAgents: r.maxConcurrentAgents || undefined,
     traceId: r.traceId || undefined,
+    ...(r.traceContext ? { traceContext: r.traceContext } : {}),
   };
 }
 
@@ -373,6 +409,8 @@ export async function submitTask(
     research: s.research,
     require_approval: s.requireApproval,
     review: s.review,
+    priority: s.priority,
+    trace_context: s.traceContext,
     // The client named no session: one was generated (the workflow then skips history).
     ...(s.sessionId ? {} : { new_session: true }),
   };
@@ -389,7 +427,8 @@ export async function submitTask(
     created_at: createdAt,
   };
   await d.tasks.insertTask(task);
-  await enqueueStart(d, startMessage(task));
+  await enqueueStart(d, startMessage(task), startHeaders(task));
+  countTaskSubmitted(task.mode);
   d.log.debug({ workflow_id: taskId, trace_id: s.traceId, mode: s.mode }, 'task submitted');
   return { taskId, sessionId, createdAt };
 }

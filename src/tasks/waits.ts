@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { subjects, type Bus } from '../bus/index.js';
 import { TERMINAL_STATUSES } from '../kernel/index.js';
 import type { Sql } from '../store/index.js';
-import { startMessage, type QueuedTask, type TaskStart } from './model.js';
+import { startHeaders, startMessage, type QueuedTask, type TaskStart } from './model.js';
 import type { TaskStore } from './store.js';
 import { closeOpenWaits } from './wait-close.js';
 
@@ -218,6 +218,9 @@ export class WaitStore {
 
   private async publishWake(task: QueuedTask, waitedMs: number): Promise<void> {
     const start: TaskStart = { ...startMessage(task), waited_ms: Math.round(waitedMs) };
-    await this.bus.events.publish(subjects.taskStart(task.id), enc.encode(JSON.stringify(start)), { msgId: `${task.id}:wake:${randomUUID()}` });
+    await this.bus.events.publish(subjects.taskStart(task.id, start.priority), enc.encode(JSON.stringify(start)), {
+      msgId: `${task.id}:wake:${randomUUID()}`,
+      headers: startHeaders(task),
+    });
   }
 }

@@ -13,9 +13,11 @@
  *   hands a usage record to `onUsage` without waiting for it.
  */
 import type { KV } from '@nats-io/kv';
+import type { Tracer } from '@opentelemetry/api';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { countInWindow } from '../bus/index.js';
 import { AppError, Code, badRequest, forbidden, notFound, type Logger } from '../kernel/index.js';
+import { globalTracer, inSpan, markFailed } from '../tracing/index.js';
 import { ToolError, type Tool, type ToolContext } from './tool.js';
 import type { ToolUsage } from './usage.js';
 
@@ -62,6 +64,8 @@ export interface RegistryOptions {
   rateKv?: KV;
   log?: Logger;
   onUsage?: (u: ToolUsage) => void;
+  /** Each execution is a span (gen_ai.tool.name); default: the API's tracer. */
+  tracer?: Tracer;
 }
 
 /** The synthetic token count of the spec's tool execution result. */
@@ -195,7 +199,16 @@ export class ToolRegistry {
    * over its rate limit → 429 (all thrown); everything the tool itself reports, including its
    * time limit, is a result with `success: false`.
    */
-  async execute(name: string, args: unknown, o: ExecuteOptions = {}): Promise<ToolExecution> {
+  execute(name: string, args: unknown, o: ExecuteOptions = {}): Promise<ToolExecution> {
+    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name };
+    return inSpan(this.opts.tracer ?? globalTracer(), `execute_tool ${name}`, { attributes }, async (span) => {
+      const exec = await this.run(name, args, o);
+      if (!exec.success) markFailed(span, exec.errorKind ?? 'internal', exec.error ?? 'tool failed');
+      return exec;
+    });
+  }
+
+  private async run(name: string, args: unknown, o: ExecuteOptions): Promise<ToolExecution> {
     const tool = o.allowDangerous ? this.tools.get(name) : this.publicTool(name);
     if (!tool) throw notFound(`Tool not found: ${name}`);
     const valid = this.validate(tool, args);

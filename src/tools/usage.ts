@@ -5,6 +5,7 @@
  */
 import { Batcher, type Sql } from '../store/index.js';
 import type { Logger } from '../kernel/index.js';
+import { countToolCall } from '../metrics/index.js';
 
 /** One execution, as the registry hands it over. */
 export interface ToolUsage {
@@ -31,6 +32,7 @@ export class ToolUsageStore {
 
   /** Queues one record; returns at once. */
   record(u: ToolUsage): void {
+    countToolCall(u.tool, u.success);
     this.batch.push(u).catch((err: unknown) => this.log?.warn({ err, tool: u.tool }, 'tool usage record not written'));
   }
 

@@ -17,6 +17,7 @@ import { ReviewService, ReviewStore } from '../../workflows/index.js';
 import { startHealthListener } from '../health-listener.js';
 import { jwtSecretOf } from '../secrets.js';
 import { Teardown } from '../teardown.js';
+import { traceSubmissions } from '../traced-submissions.js';
 import type { AppContext, RoleStop } from '../types.js';
 import { VERSION } from '../version.js';
 import { startChannels } from './channels.js';
@@ -57,7 +58,7 @@ function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore,
     },
     {
       bus: ctx.bus,
-      transport: ctx.orchestratorTransport(),
+      transport: traceSubmissions(ctx.orchestratorTransport(), ctx.tracer),
       // The domains the gateway serves, so that it holds no SQL handle of its own.
       domains: {
         tasks: store,

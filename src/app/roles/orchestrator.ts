@@ -31,6 +31,7 @@ export async function startOrchestratorRole(ctx: AppContext): Promise<RoleStop> 
       checkModel: (c) => void llmStack.router.resolveModelChoice(c),
       catalogs: ctx.catalogs,
       templates: ctx.templates,
+      priorityQueues: cfg.priorityQueues,
       approvals: new ApprovalService(waits),
     });
     const streaming = createStreamingService({ bus, store, log });

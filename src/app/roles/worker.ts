@@ -50,6 +50,8 @@ export async function startWorkerRole(ctx: AppContext): Promise<RoleStop> {
       taskTimeoutSeconds: cfg.worker.taskTimeoutSeconds,
       waits: new WaitStore(ctx.store.sql, ctx.store, ctx.bus),
       producerOf: (t) => (t.context.force_swarm === true ? SWARM_SUPERVISOR : 'orchestrator'),
+      tracer: ctx.tracer,
+      priorityQueues: cfg.priorityQueues,
     },
     log,
   );

@@ -146,7 +146,8 @@ export function registerOpenAiRoutes(app: TemplatedApp, d: OpenAiRouteDeps): voi
         metadata: { userId: p.userId ?? '', tenantId: p.tenantId ?? '', sessionId: session.id },
         query: r.query,
         context: taskContext(r, { sessionNamed: req.headers['x-session-id'] !== undefined }) as JsonObject,
-        options: { modeName: m.mode === 'research' ? '' : m.mode, researchStrategy: m.researchStrategy ?? '' },
+        // The client's trace context: the submission's span (app/traced-submissions.ts) joins its trace.
+        options: { modeName: m.mode === 'research' ? '' : m.mode, researchStrategy: m.researchStrategy ?? '', traceparent: req.headers.traceparent ?? '' },
       }),
       callAs(callerOfPrincipal(p)),
     );

@@ -1,0 +1,219 @@
+/**
+ * A worker's intake from the task work queues, one per priority (TASK_PRIORITIES, each a
+ * WorkQueue stream with the shared durable consumer `workers`). Every worker process of the
+ * fleet pulls from the same consumers, so which waiting task starts next is decided across
+ * the fleet, not re-ordered in one process.
+ *
+ * A worker pulls only when it has free slots, and only as many messages as it can start
+ * (`no_wait` pull requests: the server answers at once with what is waiting, nothing is held
+ * in a local buffer while another worker could run it). Each fetch looks at one level first,
+ * then at the others highest first; which level it looks at first follows FAIRNESS, a cycle
+ * of 8 fetches: 4 critical, 2 high, 1 normal, 1 low. With every level backlogged that gives
+ * them 50/25/12.5/12.5 % of the fetches; with only high and low waiting, low still gets one
+ * fetch in 8. Nothing waiting anywhere: the worker listens on the task subjects (core NATS
+ * delivers every JetStream publish to subscribers too) and looks again at the first one, or
+ * after IDLE_RESCAN_MS (a message nak'ed with a delay, or redelivered after a crash, comes
+ * back without a publish).
+ *
+ * Deliveries are acked, nak'ed and extended through the JetStream ack protocol on their reply
+ * subject (+ACK, -NAK, +WPI, +TERM), as the client library does for its own pulls.
+ */
+import { CONSUMERS, TASK_PRIORITIES, subjects, taskStream, type TaskPriority } from '../bus/index.js';
+import type { Logger } from '../kernel/index.js';
+import { createInbox, nanos, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+
+/** The first level each fetch of a cycle looks at (the shares of the priorities when all are backlogged). */
+export const FAIRNESS: readonly TaskPriority[] = ['critical', 'high', 'critical', 'normal', 'critical', 'high', 'critical', 'low'];
+/** Most messages one fetch takes (a fetch takes from one level: the shares are per fetch). */
+export const FETCH_MAX = 16;
+/** How long an idle worker waits for a publish before it looks again anyway. */
+export const IDLE_RESCAN_MS = 500;
+/** A pull the server does not answer within this long (NATS unreachable) is given up and tried again. */
+const PULL_TIMEOUT_MS = 5000;
+
+/** One task start message delivered to this worker. */
+export interface TaskDelivery {
+  readonly data: Uint8Array;
+  /** Stream sequence, unique within `info.stream`. */
+  readonly seq: number;
+  readonly info: { readonly stream: string; readonly deliveryCount: number };
+  /** The message's headers (the W3C trace context of the task's submission: src/tracing). */
+  readonly headers?: MsgHdrs;
+  ack(): void;
+  /** Redelivered (to any worker) after `delayMs`, or at once. */
+  nak(delayMs?: number): void;
+  /** Restarts its ack wait. */
+  working(): void;
+  /** Never delivered again. */
+  term(): void;
+}
+
+/**
+ * The levels fetch number `turn` looks at, in order. With the queues off (`queues` false) new
+ * tasks all go to normal: it is looked at first, and the others (tasks queued while the setting
+ * was on) first in one fetch of 8 each, so that a worker with one free slot makes one round
+ * trip per task, not three, and what is left at the other levels still runs.
+ */
+export function scanOrder(turn: number, queues = true): TaskPriority[] {
+  const first = queues || turn % FAIRNESS.length === FAIRNESS.length - 1 ? FAIRNESS[turn % FAIRNESS.length]! : 'normal';
+  return [first, ...TASK_PRIORITIES.filter((p) => p !== first)];
+}
+
+const enc = new TextEncoder();
+
+class Delivery implements TaskDelivery {
+  private ended = false;
+
+  constructor(
+    private readonly m: Msg,
+    readonly seq: number,
+    readonly info: { stream: string; deliveryCount: number },
+  ) {}
+
+  get data(): Uint8Array {
+    return this.m.data;
+  }
+
+  get headers(): MsgHdrs | undefined {
+    return this.m.headers;
+  }
+
+  ack(): void {
+    this.end('+ACK');
+  }
+
+  nak(delayMs?: number): void {
+    this.end(delayMs ? `-NAK ${JSON.stringify({ delay: nanos(delayMs) })}` : '-NAK');
+  }
+
+  term(): void {
+    this.end('+TERM');
+  }
+
+  working(): void {
+    if (!this.ended) this.m.respond(enc.encode('+WPI'));
+  }
+
+  private end(reply: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.m.respond(enc.encode(reply));
+  }
+}
+
+/**
+ * Delivery count and stream sequence from a JetStream reply subject:
+ * `$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>...` or, with a domain and account hash,
+ * `$JS.ACK.<domain>.<hash>.<stream>.<consumer>.<delivered>.<sseq>...`.
+ */
+function ackInfo(reply: string | undefined): { deliveryCount: number; seq: number } | undefined {
+  const t = reply?.split('.') ?? [];
+  if (t[0] !== '$JS' || t[1] !== 'ACK') return undefined;
+  const at = t.length === 9 ? 4 : t.length >= 11 ? 6 : -1;
+  const deliveryCount = Number(t[at]);
+  const seq = Number(t[at + 1]);
+  return at > 0 && Number.isInteger(deliveryCount) && Number.isInteger(seq) ? { deliveryCount, seq } : undefined;
+}
+
+export class TaskIntake {
+  private turn = 0;
+  private readonly closed = new AbortController();
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly log: Logger,
+    /** PRIORITY_QUEUES: whether the levels are in use (scanOrder). */
+    private readonly queues = true,
+  ) {}
+
+  /**
+   * Up to `max` waiting task start messages (at least one), from one level chosen as the
+   * header says; waits while nothing is waiting. Empty once closed.
+   */
+  async take(max: number): Promise<TaskDelivery[]> {
+    let listening: { sub: Subscription; published: Promise<void> } | undefined;
+    try {
+      while (!this.closed.signal.aborted) {
+        const got = await this.fetch(Math.max(1, Math.min(max, FETCH_MAX)));
+        if (got.length) return got;
+        if (!listening) {
+          // Subscribed before looking once more: a publish after that look is not missed.
+          listening = this.listen();
+          continue;
+        }
+        await Promise.race([listening.published, this.pause(IDLE_RESCAN_MS)]);
+        listening.sub.unsubscribe();
+        listening = undefined;
+      }
+      return [];
+    } finally {
+      listening?.sub.unsubscribe();
+    }
+  }
+
+  /** Stops a `take` waiting for work. */
+  close(): void {
+    this.closed.abort();
+  }
+
+  /** One fetch: the levels in this turn's order, the first that has anything. */
+  private async fetch(n: number): Promise<TaskDelivery[]> {
+    for (const p of scanOrder(this.turn++, this.queues)) {
+      const got = await this.pull(p, n).catch((err: unknown) => {
+        this.log.warn({ err, priority: p }, 'task queue pull failed; looking again shortly');
+        return [];
+      });
+      if (got.length) return got;
+    }
+    return [];
+  }
+
+  /** A no_wait pull of up to `n` messages of one level: what is waiting now, nothing later. */
+  private async pull(p: TaskPriority, n: number): Promise<TaskDelivery[]> {
+    if (this.nc.isClosed()) return [];
+    const stream = taskStream(p);
+    const inbox = createInbox();
+    const sub = this.nc.subscribe(inbox, { max: n + 1, timeout: PULL_TIMEOUT_MS });
+    this.nc.publish(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${CONSUMERS.workers}`, enc.encode(JSON.stringify({ batch: n, no_wait: true })), {
+      reply: inbox,
+    });
+    const out: TaskDelivery[] = [];
+    try {
+      for await (const m of sub) {
+        // A status (404 nothing waiting, 408 fewer than asked, 409 ...) ends the answer.
+        if ((m.headers?.code ?? 0) > 0) break;
+        const info = ackInfo(m.reply);
+        if (!info) continue;
+        out.push(new Delivery(m, info.seq, { stream, deliveryCount: info.deliveryCount }));
+        if (out.length >= n) break;
+      }
+    } catch (err) {
+      // Timed out: what did arrive is kept; the rest of the answer would reach no one.
+      if (!out.length) throw err;
+    } finally {
+      sub.unsubscribe();
+    }
+    return out;
+  }
+
+  /** Resolves at the first task start message published on any level. */
+  private listen(): { sub: Subscription; published: Promise<void> } {
+    let published!: () => void;
+    const p = new Promise<void>((r) => (published = r));
+    const sub = this.nc.subscribe(subjects.taskStartAny, { max: 1, callback: () => published() });
+    return { sub, published: p };
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const signal = this.closed.signal;
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
