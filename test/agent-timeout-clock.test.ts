@@ -121,10 +121,11 @@ const spec: AgentSpec = {
   stepPrefix: 'a1',
 };
 
-async function timed<T>(p: Promise<T>): Promise<{ ms: number; value?: T; err?: unknown }> {
+/** Times `run` from before it starts (its synchronous start, which starts the agent's clock, counts). */
+async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value?: T; err?: unknown }> {
   const t0 = Date.now();
   try {
-    const value = await p;
+    const value = await run();
     return { ms: Date.now() - t0, value };
   } catch (err) {
     return { ms: Date.now() - t0, err };
@@ -135,7 +136,7 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
   it('aborts a model call that runs past it; the agent fails with a timeout naming the setting; the turn is not recorded', async () => {
     const { llm, seen } = model(() => 'hang');
     const j = new Journal();
-    const r = await timed(runAgentLoop(j, deps(llm, 400), spec));
+    const r = await timed(() => runAgentLoop(j, deps(llm, 400), spec));
     expect(r.err).toBeInstanceOf(AgentTimedOut);
     expect((r.err as Error).message).toBe('agent a1 timed out: its execution took longer than AGENT_TIMEOUT_SECONDS (0.4 s)');
     expect(r.ms).toBeGreaterThanOrEqual(390);
@@ -147,7 +148,7 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
   it('counts the whole agent, not each call: turns of 200 ms each pass a 900 ms limit together', async () => {
     const { llm, seen } = model(() => ({ tool: 'note', afterMs: 200 }));
     const j = new Journal();
-    const r = await timed(runAgentLoop(j, deps(llm, 900), spec));
+    const r = await timed(() => runAgentLoop(j, deps(llm, 900), spec));
     expect(r.err).toBeInstanceOf(AgentTimedOut);
     expect(r.ms).toBeLessThan(2500);
     // Every call alone was well within the limit; at least two of them were recorded.
@@ -159,7 +160,7 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
     const before = toolRuns.slowAborted;
     const { llm } = model(() => ({ tool: 'slow' }));
     const j = new Journal();
-    const r = await timed(runAgentLoop(j, deps(llm, 300), spec));
+    const r = await timed(() => runAgentLoop(j, deps(llm, 300), spec));
     expect(r.err).toBeInstanceOf(AgentTimedOut);
     expect(toolRuns.slowAborted).toBe(before + 1);
     expect(j.isRecorded('a1-turn-1')).toBe(true);
@@ -169,14 +170,14 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
   it('a re-activation (after a crash) continues the deadline of the journaled first turn instead of a fresh one', async () => {
     const { llm } = model((_r, n) => (n === 1 ? { tool: 'note' } : 'hang'));
     const first = new Journal();
-    const p1 = timed(runAgentLoop(first, deps(llm, 1000), spec));
+    const p1 = timed(() => runAgentLoop(first, deps(llm, 1000), spec));
     await new Promise((r) => setTimeout(r, 600));
     first.ac.abort(new Error('worker stopped')); // the process goes away; its journal stays
     const r1 = await p1;
     expect(r1.err).not.toBeInstanceOf(AgentTimedOut);
     expect(first.isRecorded('a1-turn-1')).toBe(true);
     const again = new Journal(first.entries);
-    const r2 = await timed(runAgentLoop(again, deps(llm, 1000), spec));
+    const r2 = await timed(() => runAgentLoop(again, deps(llm, 1000), spec));
     expect(r2.err).toBeInstanceOf(AgentTimedOut);
     // What was left of the first deadline (~400 ms), not another 1000 ms.
     expect(r2.ms).toBeLessThan(800);
@@ -186,11 +187,11 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
   it('a deadline that passed while the workflow was down fails the next live step at once', async () => {
     const { llm } = model((_r, n) => (n === 1 ? { tool: 'note' } : 'hang'));
     const first = new Journal();
-    await timed(runAgentLoop(first, deps(llm, 300), spec));
+    await timed(() => runAgentLoop(first, deps(llm, 300), spec));
     expect(first.isRecorded('a1-turn-1')).toBe(true);
     await new Promise((r) => setTimeout(r, 350)); // the workflow is down past the deadline
     const { llm: late, seen } = model(() => 'hang');
-    const r = await timed(runAgentLoop(new Journal(first.entries), deps(late, 300), spec));
+    const r = await timed(() => runAgentLoop(new Journal(first.entries), deps(late, 300), spec));
     expect(r.err).toBeInstanceOf(AgentTimedOut);
     expect(r.ms).toBeLessThan(150);
     expect(seen.calls).toBe(0);
@@ -213,7 +214,7 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
     const { llm } = model((_r, n) => (n === 1 ? { tool: 'note', afterMs: 100 } : { text: 'after the wait', afterMs: 200 }));
     const first = new Journal();
     // The first activation opens a wait for a person and passivates.
-    const r1 = await timed(
+    const r1 = await timed(() =>
       runAgentLoop(
         first,
         deps(llm, 500, {
@@ -248,7 +249,9 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
   it('bounds a one-call agent (simple mode, a planner, a synthesis) too', async () => {
     const { llm, seen } = model(() => 'hang');
     const j = new Journal();
-    const r = await timed(modelTurn(j, deps(llm, 300), { agentId: 'simple-agent', tier: 'small' }, 'agent', [{ role: 'user', content: 'hi' }], undefined));
+    const r = await timed(() =>
+      modelTurn(j, deps(llm, 300), { agentId: 'simple-agent', tier: 'small' }, 'agent', [{ role: 'user', content: 'hi' }], undefined),
+    );
     expect(r.err).toBeInstanceOf(AgentTimedOut);
     expect((r.err as Error).message).toContain('AGENT_TIMEOUT_SECONDS');
     expect(seen.aborted).toBe(1);
@@ -258,7 +261,7 @@ describe('the agent clock (AGENT_TIMEOUT_SECONDS)', () => {
   it("bounds a one-call agent inside its caller's step too (the complex planner, the research synthesis)", async () => {
     const { llm, seen } = model(() => 'hang');
     const j = new Journal();
-    const r = await timed(
+    const r = await timed(() =>
       j.step('plan', () =>
         modelTurn(j, deps(llm, 300), { agentId: 'planner', tier: 'small' }, 'plan', [{ role: 'user', content: 'plan' }], undefined, { inStep: true }),
       ),
