@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N] [--worker-concurrency=N]`
  *
- * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, live, openai, claims, waits, swarm, rss. Default: all of them.
+ * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, live, openai, claims, waits, swarm, rss, scale. Default: all of
+ * them but scale, which runs only when named (it starts two clusters; its figures also go to
+ * bench/results/scale.json).
  * Prints a table per benchmark (measured figures, the references measured in the same run,
  * ratios, and stated references clearly labelled) and writes everything as JSON to
  * bench/results/latest.json. Traffic goes to 127.0.0.1 only; every phase is bounded in time
@@ -21,6 +23,7 @@ import { runOpenAi } from './openai.js';
 import { runWaits } from './waits.js';
 import { runSwarm } from './swarm.js';
 import { runRss } from './rss.js';
+import { runScale } from './scale.js';
 import { startNats, startPg, type Pg } from './lib/infra.js';
 import { ROOT, TASKSET, killAll, killAllSync } from './lib/proc.js';
 
@@ -37,6 +40,8 @@ interface Args {
   waits: boolean;
   swarm: boolean;
   rss: boolean;
+  /** Only when named: it starts two clusters of its own. */
+  scale: boolean;
   profile: boolean;
   pin: boolean;
   quick: boolean;
@@ -52,7 +57,7 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const names = argv.filter((a) => !a.startsWith('--'));
   const flags = argv.filter((a) => a.startsWith('--'));
-  const known = ['fanout', 'idle', 'intake', 'agents', 'live', 'openai', 'claims', 'waits', 'swarm', 'rss', ...SHAPES.map((s) => `fanout:${s.name}`)];
+  const known = ['fanout', 'idle', 'intake', 'agents', 'live', 'openai', 'claims', 'waits', 'swarm', 'rss', 'scale', ...SHAPES.map((s) => `fanout:${s.name}`)];
   for (const n of names) if (!known.includes(n)) throw new Error(`unknown benchmark ${JSON.stringify(n)}; known: ${known.join(', ')}`);
   const all = names.length === 0;
   const fanoutShapes = all || names.includes('fanout') ? SHAPES.map((s) => s.name) : names.filter((n) => n.startsWith('fanout:')).map((n) => n.slice(7));
@@ -67,6 +72,7 @@ function parseArgs(argv: string[]): Args {
     swarm: all || names.includes('swarm'),
     rss: all || names.includes('rss'),
     openai: all || names.includes('openai'),
+    scale: names.includes('scale'),
     profile: false,
     pin: true,
     quick: false,
@@ -233,6 +239,13 @@ async function main(): Promise<void> {
       // The embedded defaults bring their own nats-server and database.
       const r = await runRss({ quick: args.quick, log });
       results.rss = r.results;
+      process.stdout.write(r.report);
+    }
+    if (args.scale) {
+      // Its own clusters (3 nats-servers, PostgreSQL, 6 service processes each), R1 then R3.
+      const r = await runScale({ quick: args.quick, log });
+      results.scale = r.results;
+      writeFileSync(join(ROOT, 'bench', 'results', 'scale.json'), JSON.stringify({ meta, scale: r.results }, null, 2) + '\n');
       process.stdout.write(r.report);
     }
   } finally {

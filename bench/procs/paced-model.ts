@@ -6,7 +6,8 @@
  * `POST /v1/chat/completions` with `stream: true` answers SSE chunks, one token per chunk, then
  * a chunk with `finish_reason: "stop"`, a usage chunk when `stream_options.include_usage` is set,
  * then `data: [DONE]`; `stream: false` answers the same tokens at once. `GET /v1/models` lists
- * the one model. Every token's text is `<index>:<production time, µs of CLOCK_MONOTONIC> `, so a
+ * the one model. With `paceAll`, a non-streamed answer waits as long as a streamed one would
+ * take (a model of fixed latency). Every token's text is `<index>:<production time, µs of CLOCK_MONOTONIC> `, so a
  * client can check order and completeness and measure delay with the clock every process shares.
  *
  * One shared 20 ms ticker serves every open completion (one timer, not one per stream, which is
@@ -28,6 +29,8 @@ interface Open {
 }
 
 let tokens = 250;
+/** Non-streamed answers also take `tokens` ticks (the scaling benchmark's fixed-latency model). */
+let paceAll = false;
 let seq = 0;
 let started = 0;
 let finished = 0;
@@ -95,6 +98,15 @@ function startStream(res: http.ServerResponse, usage: boolean): void {
 
 function complete(res: http.ServerResponse): void {
   started++;
+  if (paceAll) {
+    // The same duration as a streamed answer of `tokens` tokens: a model of fixed latency.
+    setTimeout(() => answer(res), tokens * TICK_MS);
+    return;
+  }
+  answer(res);
+}
+
+function answer(res: http.ServerResponse): void {
   let text = '';
   for (let i = 0; i < tokens; i++) text += token(i);
   finished++;
@@ -140,8 +152,9 @@ const server = http.createServer({ noDelay: true }, (req, res) => {
 
 serve(
   {
-    listen(a: { tokens: number }) {
+    listen(a: { tokens: number; paceAll?: boolean }) {
       tokens = a.tokens;
+      paceAll = a.paceAll === true;
       return listenLocal(server, 20000);
     },
     /** Counts since the last reset; `maxTickLagMs`: the ticker's worst delay (the model's own lateness). */

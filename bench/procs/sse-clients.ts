@@ -187,6 +187,8 @@ serve(
     async open(a: {
       host: string;
       port: number;
+      /** Connections go round-robin over these ports (several gateways) instead of `port`. */
+      ports?: number[];
       path: string;
       workflows: string[];
       perWorkflow: number;
@@ -195,14 +197,15 @@ serve(
       timeoutMs: number;
     }) {
       const t0 = performance.now();
-      const list: { c: Conn; path: string }[] = [];
+      const list: { c: Conn; path: string; port: number }[] = [];
+      const ports = a.ports?.length ? a.ports : [a.port];
       const base = conns.length;
       byWf = a.workflows.map(() => []);
       for (let k = 0; k < a.perWorkflow; k++) {
         for (let w = 0; w < a.workflows.length; w++) {
           const idx = base + list.length;
           const c = new Conn(w, a.sampleEvery > 0 && idx % a.sampleEvery === 0);
-          list.push({ c, path: `${a.path}${encodeURIComponent(a.workflows[w])}` });
+          list.push({ c, path: `${a.path}${encodeURIComponent(a.workflows[w])}`, port: ports[idx % ports.length] });
           byWf[w].push(c);
         }
       }
@@ -211,8 +214,8 @@ serve(
       const errors: string[] = [];
       const worker = async () => {
         while (next < list.length) {
-          const { c, path } = list[next++];
-          const err = await open(a.host, a.port, path, c, a.timeoutMs);
+          const { c, path, port } = list[next++];
+          const err = await open(a.host, port, path, c, a.timeoutMs);
           if (err && errors.length < 5) errors.push(err);
         }
       };
