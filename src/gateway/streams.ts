@@ -125,6 +125,18 @@ const INITIAL_LOAD_PATIENCE_MS = 30_000;
 /** Between those retries: 250 ms doubling to 2 s; no jitter, one reader per workflow and gateway. */
 const INITIAL_LOAD_BACKOFF: Backoff = { baseMs: 250, capMs: 2000, jitter: 'none' };
 
+/**
+ * The tail check of a feed that is not ended: the live path can miss its newest events without
+ * any later event showing the gap (in a NATS cluster a new core subscription reaches the other
+ * servers a moment after it is made, and the history read may end just before the event that
+ * was published meanwhile; a frozen server or a reconnect can do the same). A quiet feed asks
+ * JetStream for the workflow's last stored event and catches up when it is newer: first
+ * TAIL_CHECK_FIRST_MS after the history load and after live events stop, then doubling up to
+ * TAIL_CHECK_MAX_MS while nothing arrives (one direct get per quiet feed and interval).
+ */
+const TAIL_CHECK_FIRST_MS = 1000;
+const TAIL_CHECK_MAX_MS = 30_000;
+
 interface Batch {
   events: Encoded[];
   buf?: Buffer;
@@ -156,6 +168,10 @@ export class Feed {
   /** lastSeq at the last flush of every subscriber. */
   private flushedSeq = 0;
   closed = false;
+  private tailTimer?: NodeJS.Timeout;
+  private tailDelay = TAIL_CHECK_FIRST_MS;
+  /** Live events since the last tail check (none: the feed is quiet, ask JetStream). */
+  private liveSince = 0;
 
   constructor(
     readonly workflowId: string,
@@ -181,6 +197,7 @@ export class Feed {
         this.loading = false;
         for (const e of all) this.accept(e);
         if (this.order.waiting || this.again) this.scheduleCatchUp();
+        this.armTailCheck();
       },
       (err: Error) => {
         this.failed = err;
@@ -254,6 +271,7 @@ export class Feed {
 
   private onLive(e: WorkflowEvent): void {
     if (this.closed) return;
+    this.liveSince++;
     if (this.loading) {
       this.early.push(e);
       return;
@@ -300,6 +318,30 @@ export class Feed {
           this.catchUpTimer.unref();
         }
       });
+  }
+
+  private armTailCheck(): void {
+    if (this.closed || this.ended) return;
+    this.tailTimer = setTimeout(() => void this.tailCheck(), this.tailDelay);
+    this.tailTimer.unref();
+  }
+
+  private async tailCheck(): Promise<void> {
+    if (this.closed || this.ended) return;
+    if (this.liveSince > 0) {
+      // Events are arriving: look again soon after they stop.
+      this.liveSince = 0;
+      this.tailDelay = TAIL_CHECK_FIRST_MS;
+    } else {
+      try {
+        const last = await this.hub.jsm.streams.getMessage(STREAMS.events, { last_by_subj: subjects.events(this.workflowId) });
+        if (last && decodeArrived(last.data).seq > this.order.last) this.scheduleCatchUp();
+      } catch {
+        // Nothing stored yet, or NATS unreachable (a reconnect catches every feed up): next time.
+      }
+      this.tailDelay = Math.min(this.tailDelay * 2, TAIL_CHECK_MAX_MS);
+    }
+    this.armTailCheck();
   }
 
   private append(e: WorkflowEvent): void {
@@ -423,6 +465,7 @@ export class Feed {
     this.closed = true;
     clearTimeout(this.closeTimer);
     clearTimeout(this.catchUpTimer);
+    clearTimeout(this.tailTimer);
     this.sub?.unsubscribe();
   }
 }
