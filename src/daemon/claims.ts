@@ -12,7 +12,8 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BUCKETS, kvKeys, openBucket } from '../bus/index.js';
+import { BUCKETS, kvKeys } from '../bus/index.js';
+import { openLeaderReadBucket } from './leader-reads.js';
 
 /** What is stored per claimed message (the spec's claim metadata). */
 export interface ClaimMeta {
@@ -36,10 +37,13 @@ const dec = new TextDecoder();
 export class ClaimBoard {
   private constructor(private readonly kv: KV) {}
 
-  /** Opens (creating if missing) the claims bucket with the claim TTL as its TTL. */
+  /**
+   * Opens (creating if missing) the claims bucket with the claim TTL as its TTL. Its reads go to
+   * the leader (leader-reads.ts): a holder replying right after its grant must find its claim.
+   */
   static async open(nc: NatsConnection, opts: { ttlSeconds: number; replicas?: number; bucket?: string }): Promise<ClaimBoard> {
     // The bucket's TTL is the lease: an existing bucket with another TTL is updated to this one.
-    const kv = await openBucket(nc, await jetstreamManager(nc), opts.bucket ?? BUCKETS.daemonClaims, {
+    const kv = await openLeaderReadBucket(nc, await jetstreamManager(nc), opts.bucket ?? BUCKETS.daemonClaims, {
       ttlMs: opts.ttlSeconds * 1000,
       replicas: opts.replicas,
     });

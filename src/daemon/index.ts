@@ -8,6 +8,8 @@
  * applied to the claims bucket at every start) ends, and the message is offered again; a
  * reply is stored where it goes before its claim ends; a message no daemon claims within the
  * pending-message TTL goes to the `unclaimed` route. No gateway keeps a claim only in memory.
+ * Claims and pending messages are read from their bucket's leader (leader-reads.ts), so a
+ * holder replying right after its grant finds its claim on a replicated bucket too.
  */
 export { ClaimBoard, type ClaimMeta } from './claims.js';
 export { DaemonHub, type HubOptions } from './hub.js';

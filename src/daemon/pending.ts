@@ -7,7 +7,8 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BUCKETS, coreReplicas, kvKeys, kvSnapshot, openBucket } from '../bus/index.js';
+import { BUCKETS, coreReplicas, kvKeys, kvSnapshot } from '../bus/index.js';
+import { openLeaderReadBucket } from './leader-reads.js';
 import type { DaemonMessage, Owner } from './protocol.js';
 
 export interface Pending {
@@ -42,8 +43,9 @@ export class PendingStore {
 
   static async open(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager): Promise<PendingStore> {
     // Replicated as the core buckets are (NATS_REPLICAS): the hub is not given the bus options.
+    // Read from the leader (leader-reads.ts): an entry just written or deleted reads as such.
     const replicas = await coreReplicas(jsm);
-    return new PendingStore(await openBucket(nc, jsm, BUCKETS.daemonPending, { ttlMs: LEAK_BOUND_MS, replicas }), js, jsm);
+    return new PendingStore(await openLeaderReadBucket(nc, jsm, BUCKETS.daemonPending, { ttlMs: LEAK_BOUND_MS, replicas }), js, jsm);
   }
 
   /** Stores a new entry; its revision. Throws when the message is pending already. */
