@@ -4,10 +4,11 @@
  * and bucket on one replica and once on three, so that the cost of replication is a column.
  *
  * 1. Workers: completed tasks/s with 1, 2 and 3 workers. The model has a fixed latency (the
- *    paced model server answering every call, streamed or not, after 200 ms) and each worker
- *    runs at most WORKER_CONCURRENCY=8 tasks at once, so that a worker's slots, not the CPU, are
- *    the unit: a worker can finish about 8 / (model calls x 200 ms) tasks a second. Load: a
- *    closed loop keeping 3 x 3 x 8 standard tasks outstanding through both gateways (the queue
+ *    paced model server answering every call, streamed or not, after 200 ms: two calculator
+ *    calls, then the answer, so 3 model turns a standard task) and each worker runs at most
+ *    WORKER_CONCURRENCY=2 tasks at once, so that a worker's slots, not the CPU, are the unit: a
+ *    worker can finish about 2 / (3 x 200 ms) = 3.3 tasks a second. Load: a closed loop keeping
+ *    3 x 3 x 2 standard tasks outstanding through both gateways (the queue
  *    never runs dry), completions read from PostgreSQL. Target: >= 1.8x at 2 workers, >= 2.5x
  *    at 3. The machine's CPU use is in the table: where it nears 100% the CPU, not the design,
  *    is what stops the next worker.
@@ -29,7 +30,9 @@ import type { Percentiles } from './lib/hist.js';
 
 const MODEL_MS = 200;
 const TICK_MS = 20;
-const WORKER_CONCURRENCY = 8;
+const WORKER_CONCURRENCY = 2;
+/** Model turns a task: two calculator calls, then the answer. */
+const TURNS = 3;
 const OUTSTANDING = 3 * 3 * WORKER_CONCURRENCY;
 const FANOUT = { workflows: 10, perWorkflow: 100, burst: 10, window: 200 };
 const SSE_PATH = '/api/v1/stream/sse?workflow_id=';
@@ -168,7 +171,7 @@ async function runOne(replicas: 1 | 3, quick: boolean, log: (s: string) => void)
   clients.on('progress', (mins) => publisher.send('progress', mins));
   let cluster: Cluster | undefined;
   try {
-    const modelPort: number = await model.call('listen', { tokens: MODEL_MS / TICK_MS, paceAll: true });
+    const modelPort: number = await model.call('listen', { tokens: MODEL_MS / TICK_MS, paceAll: true, toolTurns: TURNS - 1 });
     log(`scale: starting the cluster with ${replicas} replica(s)`);
     cluster = await startCluster({
       dir,
@@ -266,7 +269,7 @@ function report(r: ScaleResults): string {
       workerRows,
       [
         `model calls a task (R3): ${calls}; tasks failed in the windows: ${failed}`,
-        'a worker holds 8 tasks at once: the ideal is 8 / (calls x 200 ms) tasks/s a worker; the machine has 2 cores for 3 nats-servers, PostgreSQL, 6 service processes and the load',
+        `a worker holds ${r.workerConcurrency} tasks at once: the ideal is ${r.workerConcurrency} / (calls x ${r.modelMs} ms) tasks/s a worker; the machine has 2 cores for 3 nats-servers, PostgreSQL, 6 service processes and the load`,
       ],
     ) +
     table(

@@ -31,6 +31,12 @@ interface Open {
 let tokens = 250;
 /** Non-streamed answers also take `tokens` ticks (the scaling benchmark's fixed-latency model). */
 let paceAll = false;
+/**
+ * Tool-call turns before the answer (the scaling benchmark's 3 model turns): while a request
+ * carries fewer tool results than this and offers the calculator, the answer, after the same
+ * pace, is a calculator call instead of text.
+ */
+let toolTurns = 0;
 let seq = 0;
 let started = 0;
 let finished = 0;
@@ -96,6 +102,29 @@ function startStream(res: http.ServerResponse, usage: boolean): void {
   ticker ??= setInterval(tick, TICK_MS);
 }
 
+/** A calculator call as the answer, after the pace of a `tokens`-token answer. */
+function toolCall(res: http.ServerResponse, stream: boolean): void {
+  started++;
+  const id = `chatcmpl-${++seq}`;
+  const call = { id: `call_${seq}`, type: 'function', function: { name: 'calculator', arguments: JSON.stringify({ expression: '6*7' }) } };
+  setTimeout(() => {
+    finished++;
+    if (stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.end(`${chunk(id, { role: 'assistant', tool_calls: [{ index: 0, ...call }] })}${chunk(id, {}, 'tool_calls')}data: [DONE]\n\n`);
+      return;
+    }
+    const body = {
+      id,
+      object: 'chat.completion',
+      created: 0,
+      model: MODEL,
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }],
+    };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  }, tokens * TICK_MS);
+}
+
 function complete(res: http.ServerResponse): void {
   started++;
   if (paceAll) {
@@ -138,23 +167,31 @@ const server = http.createServer({ noDelay: true }, (req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (d: Buffer) => parts.push(d));
   req.on('end', () => {
-    let body: { stream?: boolean; stream_options?: { include_usage?: boolean } };
+    let body: {
+      stream?: boolean;
+      stream_options?: { include_usage?: boolean };
+      messages?: { role?: string }[];
+      tools?: { function?: { name?: string } }[];
+    };
     try {
       body = JSON.parse(Buffer.concat(parts).toString('utf8'));
     } catch {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"invalid JSON"}}');
       return;
     }
-    if (body.stream) startStream(res, body.stream_options?.include_usage === true);
+    const toolResults = (body.messages ?? []).filter((m) => m.role === 'tool').length;
+    if (toolResults < toolTurns && body.tools?.some((t) => t.function?.name === 'calculator')) toolCall(res, body.stream === true);
+    else if (body.stream) startStream(res, body.stream_options?.include_usage === true);
     else complete(res);
   });
 });
 
 serve(
   {
-    listen(a: { tokens: number; paceAll?: boolean }) {
+    listen(a: { tokens: number; paceAll?: boolean; toolTurns?: number }) {
       tokens = a.tokens;
       paceAll = a.paceAll === true;
+      toolTurns = a.toolTurns ?? 0;
       return listenLocal(server, 20000);
     },
     /** Counts since the last reset; `maxTickLagMs`: the ticker's worst delay (the model's own lateness). */
