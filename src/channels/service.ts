@@ -8,12 +8,13 @@
  * caller learns nothing about which ids exist. platform_b's immediate short acknowledgement
  * goes through the reply token (POST <PLATFORM_B_API_URL>/v2/bot/message/reply, Bearer
  * channel_access_token): best effort, after the message is stored, never delaying the answer,
- * one retry.
+ * one retry. A message the bus cannot store is answered 503 with Retry-After (the platform
+ * delivers it again).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { subjects, type Bus } from '../bus/index.js';
-import { notFound, type Logger } from '../kernel/index.js';
+import { notFound, unavailable, type Logger } from '../kernel/index.js';
 import type { Sql } from '../store/index.js';
 import { channelKeyOf } from './crypto.js';
 import { ChannelStore, type Channel } from './store.js';
@@ -76,9 +77,13 @@ export class ChannelService {
       conversation: parsed.conversation ?? null,
       timestamp: new Date(this.now()).toISOString(),
     };
-    const ack = await this.bus.js.publish(subjects.channelInbox(channel.id), new TextEncoder().encode(JSON.stringify(msg)), {
-      msgID: `${channel.id}:${parsed.eventId}`,
-    });
+    // A bus that cannot store the message is a dependency down, not a server fault: 503 with
+    // Retry-After, which the platform honours by delivering the same event again.
+    const ack = await this.bus.js
+      .publish(subjects.channelInbox(channel.id), new TextEncoder().encode(JSON.stringify(msg)), { msgID: `${channel.id}:${parsed.eventId}` })
+      .catch((err: unknown) => {
+        throw unavailable('Service temporarily unavailable: the message could not be stored; retry', err);
+      });
     if (!ack.duplicate && channel.type === 'platform_b' && parsed.replyToken) {
       void this.acknowledge(channel, credentials.channel_access_token ?? '', parsed.replyToken);
     }

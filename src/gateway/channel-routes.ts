@@ -3,8 +3,8 @@
  * an unknown one 404, a duplicate name per type 409; credentials write-only), and the inbound
  * webhook POST /api/v1/channels/{channel_id}/webhook: no authentication, the platform's
  * signature over the raw body bytes instead (401 when it fails), answered `{status:
- * "dispatched"}` once the message is stored in CHANNEL_INBOX (src/channels). A disabled or
- * unknown channel's webhook answers 404.
+ * "dispatched"}` once the message is stored in CHANNEL_INBOX (src/channels), 503 with
+ * Retry-After when it cannot be stored. A disabled or unknown channel's webhook answers 404.
  */
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { Owner } from '../channels/index.js';
@@ -191,6 +191,7 @@ export const channelPaths = {
         400: errorResponse('Body is not a JSON object'),
         401: errorResponse('Missing or invalid signature, or a platform_a timestamp more than 5 minutes from now'),
         404: errorResponse('Channel not found (or disabled)'),
+        503: errorResponse('The message could not be stored (the message bus is unreachable); deliver it again after Retry-After'),
       },
     },
   },

@@ -4,7 +4,9 @@
  * the spec's `{ "error": <message> }` body with the status from the one code->status table.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t } from 'uWebSockets.js';
-import { AppError, Code, badRequest, httpStatusOf, toAppError, type Logger } from '../kernel/index.js';
+import { ClosedConnectionError, ConnectionError, DrainingConnectionError, NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { JetStreamApiError } from '@nats-io/jetstream';
+import { AppError, Code, badRequest, httpStatusOf, toAppError, unavailable, type Logger } from '../kernel/index.js';
 import { RateLimitedError, rateHeaders } from './rate-limit.js';
 
 export const STATUS_TEXT: Record<number, string> = {
@@ -233,11 +235,34 @@ export function writeReply(res: HttpResponse, reply: Reply, extra: Record<string
   });
 }
 
+/** NATS failures that mean the bus could not be reached in time (not an answer of the bus). */
+const BUS_FAILURES = [TimeoutError, NoRespondersError, RequestError, ConnectionError, ClosedConnectionError, DrainingConnectionError];
+
+/**
+ * Whether `err` (or what it wraps, short of a deliberate application error) is the message bus
+ * unreachable: a NATS request that timed out or found no responder, a closed or draining
+ * connection, or JetStream answering 503 (a stream without a leader while a node restarts).
+ */
+function busUnreachable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof AppError && e.code !== Code.Internal) return false;
+    if (BUS_FAILURES.some((c) => e instanceof c)) return true;
+    if (e instanceof JetStreamApiError && e.status === 503) return true;
+  }
+  return false;
+}
+
+/**
+ * The reply to a failure: the spec's `{error}` body, the status of its code, and Retry-After
+ * whenever the error names one (every Unavailable does: src/kernel/errors.ts). A failed RPC
+ * call (toAppError) and an unreachable bus are 503 with Retry-After, never a 500 or a
+ * transport message.
+ */
 export function errorReply(err: unknown, log: Logger): Reply {
   if (err instanceof RateLimitedError) {
     return { status: 429, headers: rateHeaders(err.decision), body: { error: 'Rate limit exceeded', retry_after: err.decision.retryAfter } };
   }
-  const app = toAppError(err);
+  const app = busUnreachable(err) ? unavailable('Service temporarily unavailable: the message bus is unreachable; retry', err) : toAppError(err);
   const status = app.code === Code.ResourceExhausted && app.message === 'request body too large' ? 413 : httpStatusOf(app.code);
   if (status >= 500 && status !== 503) log.error({ err }, 'request failed');
   const headers: Record<string, string> | undefined = app.retryAfter ? { 'Retry-After': String(app.retryAfter) } : undefined;

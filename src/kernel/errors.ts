@@ -2,11 +2,17 @@
  * One error base for the whole system. Codes are Connect's closed `Code` set, so the same
  * error crosses the RPC boundary unchanged; one table maps a code to an HTTP status.
  * `publicMessage`: text a client may see. `retryable`: a JetStream consumer naks (redelivery)
- * instead of terminating the message.
+ * instead of terminating the message. Every Unavailable error carries a Retry-After (a client
+ * is told when to come back, never a bare 503), and a failure of an RPC call itself (the peer
+ * down, a reset or cancelled stream, a deadline) is Unavailable with a message that names no
+ * internals: the developers' guide's rule for a dependency that is down.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
 
 export { Code };
+
+/** Retry-After (seconds) of an Unavailable error that names none: a restarted peer is back within about that. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 1;
 
 export class AppError extends Error {
   override name = 'AppError';
@@ -21,7 +27,7 @@ export class AppError extends Error {
     this.code = code;
     this.retryable = opts.retryable ?? false;
     this.isPublic = opts.isPublic ?? code !== Code.Internal;
-    this.retryAfter = opts.retryAfter;
+    this.retryAfter = opts.retryAfter ?? (code === Code.Unavailable ? DEPENDENCY_RETRY_AFTER_SECONDS : undefined);
   }
 }
 
@@ -57,10 +63,56 @@ export function httpStatusOf(code: Code): number {
   return HTTP_STATUS[code] ?? 500;
 }
 
-/** Normalise anything thrown into an AppError (ConnectErrors keep their code and message). */
+/** Codes a failed call (not the peer's answer) comes with from Connect's Node transports. */
+const TRANSPORT_CODES = new Set([Code.Unavailable, Code.Canceled, Code.Aborted, Code.Internal, Code.Unknown, Code.DeadlineExceeded]);
+
+/** Node.js error codes of a connection that could not be made or was lost (not a local fault such as ENOENT). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/** A network or HTTP/2 error of Node.js (ECONNREFUSED, ECONNRESET, ERR_HTTP2_...) in `err`'s cause chain, above any application error. */
+function hasNetworkCause(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof AppError || e instanceof ConnectError) return false;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('ERR_HTTP2_'))) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a ConnectError is the call failing rather than the peer answering. The peer's answer
+ * over gRPC carries `grpc-status`; an error of an in-process implementation carries the error
+ * it was made from (toConnectError). What the transport makes itself has neither (an HTTP/2
+ * reset "stream closed with error code CANCEL", "PING timed out", a GOAWAY, the call's
+ * deadline, a proxy's HTTP 502) or wraps the Node error (ECONNREFUSED, ECONNRESET).
+ */
+function isTransportFailure(err: ConnectError): boolean {
+  if (!TRANSPORT_CODES.has(err.code) || err.metadata.has('grpc-status')) return false;
+  return err.cause === undefined || hasNetworkCause(err.cause);
+}
+
+/**
+ * Normalise anything thrown into an AppError: ConnectErrors keep their code and message,
+ * except a failed call, which becomes Unavailable "a backend service is unreachable".
+ */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ConnectError) {
+    if (isTransportFailure(err)) {
+      return new AppError(Code.Unavailable, 'Service temporarily unavailable: a backend service is unreachable; retry', { cause: err, retryable: true });
+    }
     const ra = Number(err.metadata.get(RETRY_AFTER));
     return new AppError(err.code, err.rawMessage, {
       cause: err,
