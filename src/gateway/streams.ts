@@ -28,6 +28,7 @@ import { STREAMS, SeqOrder, replayGap, sseEventName, subjects, type WorkflowEven
 import type { HttpResponse } from 'uWebSockets.js';
 import { backoffDelay, type Backoff, type Logger } from '../kernel/index.js';
 import { countSlowClientDropped } from '../metrics/index.js';
+import { within } from './within.js';
 
 /**
  * An event as the feed's ring keeps it: its SSE frame only. The JSON text (the frame's data
@@ -243,8 +244,15 @@ export class Feed {
       throw err;
     });
     if (!last) return out;
-    const consumer = await js.consumers.get(STREAMS.events, { filter_subjects: subjects.events(this.workflowId), deliver_policy: DeliverPolicy.All });
-    const msgs = await consumer.consume({ max_messages: 512 });
+    // Creating the ordered consumer can wait without end while its stream has no leader (a
+    // NATS node just killed or frozen): bounded like the read itself, so that the attach fails
+    // over to a retry instead of holding its client on heartbeats.
+    const consumer = await within(
+      js.consumers.get(STREAMS.events, { filter_subjects: subjects.events(this.workflowId), deliver_policy: DeliverPolicy.All }),
+      `opening the history of ${this.workflowId}`,
+      LOAD_STALL_MS,
+    );
+    const msgs = await within(consumer.consume({ max_messages: 512 }), `opening the history of ${this.workflowId}`, LOAD_STALL_MS, (late) => void late.close());
     // An ordered consumer cut off by a lost connection can wait a long time before it resets
     // itself: a read that stalls is abandoned and retried by the caller.
     let stalled = false;

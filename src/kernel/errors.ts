@@ -121,7 +121,23 @@ export function toAppError(err: unknown): AppError {
       retryAfter: ra > 0 ? ra : undefined,
     });
   }
+  if (databaseUnreachable(err)) {
+    return new AppError(Code.Unavailable, 'Service temporarily unavailable: the database is unreachable; retry', { cause: err, retryable: true });
+  }
   return new AppError(Code.Internal, err instanceof Error ? err.message : String(err), { cause: err, isPublic: false });
+}
+
+/**
+ * The database is restarting or out of reach, not the statement at fault: PostgreSQL's shutdown
+ * and start-up states (SQLSTATE 57P01-57P03), connection exceptions (class 08), and the driver
+ * unable to reach or keep its socket (the `postgres` driver's errors carry the syscall's code).
+ */
+function databaseUnreachable(err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown; name?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (/^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+  if (code === 'CONNECTION_CLOSED' || code === 'CONNECTION_ENDED' || code === 'CONNECTION_DESTROYED' || code === 'CONNECT_TIMEOUT') return true;
+  return (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') && e?.name !== 'ConnectError';
 }
 
 /** For RPC handlers: AppError -> ConnectError with the same code. */
