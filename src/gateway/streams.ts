@@ -254,26 +254,22 @@ export class Feed {
     );
     const msgs = await within(consumer.consume({ max_messages: 512 }), `opening the history of ${this.workflowId}`, LOAD_STALL_MS, (late) => void late.close());
     // An ordered consumer cut off by a lost connection can wait a long time before it resets
-    // itself: a read that stalls is abandoned and retried by the caller.
-    let stalled = false;
-    let progressAt = Date.now();
-    const timer = setInterval(() => {
-      if (Date.now() - progressAt < LOAD_STALL_MS) return;
-      stalled = true;
-      void msgs.close();
-    }, 500);
+    // itself: a read that makes no progress for LOAD_STALL_MS is abandoned (and retried by the
+    // caller). Each wait for the next message is bounded itself, and the consumer is closed
+    // without waiting for the close: a close that hangs must not hold the read (and with it
+    // every later catch-up of the feed) for ever.
+    const it = msgs[Symbol.asyncIterator]();
     try {
-      for await (const m of msgs) {
-        progressAt = Date.now();
-        const e = decodeArrived(m.data);
+      for (;;) {
+        const r = await within(it.next(), `reading the history of ${this.workflowId}`, LOAD_STALL_MS);
+        if (r.done) break;
+        const e = decodeArrived(r.value.data);
         if (e.seq > after) out.push(e);
-        if (m.seq >= last.seq) break;
+        if (r.value.seq >= last.seq) break;
       }
     } finally {
-      clearInterval(timer);
-      await msgs.close().catch(() => {});
+      void msgs.close().catch(() => {});
     }
-    if (stalled) throw new Error(`reading the history of ${this.workflowId} stalled for ${LOAD_STALL_MS} ms`);
     return out.sort((a, b) => a.seq - b.seq);
   }
 
