@@ -109,12 +109,19 @@ export class Followers {
       });
       phase(`sse ${base} reading`);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      // Aborting the fetch does not always settle a read of the piped body (an abort that comes
+      // after the response's last byte arrived left the read pending for good, the follow stuck
+      // in 'reading' with no hang counted): the reader is cancelled with it.
+      const cancel = () => void reader.cancel().catch(() => {});
+      ac.signal.addEventListener('abort', cancel, { once: true });
       for (;;) {
         const { value, done } = await reader.read();
-        if (done) break;
+        if (done || ac.signal.aborted) break;
         parser.feed(value);
       }
-      // The server ended the stream: after STREAM_END, or a shutting-down gateway asking for a resume.
+      if (hung) return { kind: 'hang' };
+      // The server ended the stream (after STREAM_END, or a shutting-down gateway asking for a
+      // resume), or this client dropped it.
       return undefined;
     } catch (err) {
       if (hung) return { kind: 'hang' };
