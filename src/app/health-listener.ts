@@ -5,8 +5,8 @@
  * no HTTP port an orchestrator or Prometheus could probe.
  */
 import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus } from '../bus/index.js';
+import { timedCheck } from '../kernel/index.js';
 import { scrape } from '../metrics/index.js';
 import { listenOn } from './listen.js';
 import type { Teardown } from './teardown.js';
@@ -65,20 +65,6 @@ export async function startHealthListener(probes: Probes, host: string, port: nu
   };
 }
 
-/** A check's outcome and latency; a check still running after 2 s has failed. */
-async function timed(fn: () => Promise<unknown>): Promise<{ ok: boolean; latency_ms: number; error?: string }> {
-  const t0 = performance.now();
-  const done = new AbortController();
-  try {
-    await Promise.race([fn(), sleep(2000, undefined, { signal: done.signal }).then(() => Promise.reject(new Error('timeout after 2s')))]);
-    return { ok: true, latency_ms: +(performance.now() - t0).toFixed(2) };
-  } catch (err) {
-    return { ok: false, latency_ms: +(performance.now() - t0).toFixed(2), error: (err as Error).message };
-  } finally {
-    done.abort();
-  }
-}
-
 /**
  * The probes of a process without a gateway (a worker, an orchestrator): alive while connected
  * to NATS, as the gateway's /health; ready once its roles have started, with NATS answering a
@@ -97,8 +83,8 @@ export function processProbes(deps: { bus: Bus; ping(): Promise<unknown>; starte
     async readiness() {
       const roles = deps.started() ? { ok: true } : { ok: false, error: 'roles starting or stopping' };
       const [nats, database] = await Promise.all([
-        timed(() => (deps.bus.connected ? deps.bus.nc.rtt() : Promise.reject(new Error('disconnected from NATS; reconnecting')))),
-        timed(() => deps.ping()),
+        timedCheck(() => (deps.bus.connected ? deps.bus.nc.rtt() : Promise.reject(new Error('disconnected from NATS; reconnecting')))),
+        timedCheck(() => deps.ping()),
       ]);
       const ok = roles.ok && nats.ok && database.ok;
       return {

@@ -10,11 +10,10 @@
  * (stream-routes.ts over the feeds of streams.ts), CORS preflight, the 404 fallback, health,
  * readiness, listen and an orderly close.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import uWS, { type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Bus } from '../bus/index.js';
-import { AppError, Code, SYSTEM_CALLER, callAs, type Logger, type Principal } from '../kernel/index.js';
+import { AppError, Code, SYSTEM_CALLER, callAs, timedCheck, type Logger, type Principal } from '../kernel/index.js';
 import { OrchestratorService } from '../gen/svc/v1/orchestrator_pb.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { SourceRegistration } from '../toolsources/index.js';
@@ -209,21 +208,9 @@ export class Gateway {
   }
 
   async readiness(): Promise<Reply> {
-    const timed = async (fn: () => Promise<unknown>) => {
-      const t0 = performance.now();
-      const done = new AbortController();
-      try {
-        await Promise.race([fn(), sleep(2000, undefined, { signal: done.signal }).then(() => Promise.reject(new Error('timeout after 2s')))]);
-        return { ok: true, latency_ms: +(performance.now() - t0).toFixed(2) };
-      } catch (err) {
-        return { ok: false, latency_ms: +(performance.now() - t0).toFixed(2), error: (err as Error).message };
-      } finally {
-        done.abort();
-      }
-    };
     const [orchestrator, nats, database] = await Promise.all([
       // A real round trip through the orchestrator and its database: NotFound is the answer.
-      timed(() =>
+      timedCheck(() =>
         this.client.getTaskStatus({ taskId: '00000000-0000-0000-0000-000000000000' }, callAs(SYSTEM_CALLER)).then(
           () => undefined,
           (err) => {
@@ -231,9 +218,9 @@ export class Gateway {
           },
         ),
       ),
-      timed(() => (this.deps.bus.connected ? this.deps.bus.nc.rtt() : Promise.reject(new Error('disconnected from NATS; reconnecting')))),
+      timedCheck(() => (this.deps.bus.connected ? this.deps.bus.nc.rtt() : Promise.reject(new Error('disconnected from NATS; reconnecting')))),
       this.deps.domains
-        ? timed(() => this.deps.domains!.tasks.ping())
+        ? timedCheck(() => this.deps.domains!.tasks.ping())
         : Promise.resolve({ ok: true, latency_ms: 0, error: 'not checked: no database connection in this process' }),
     ]);
     const ok = orchestrator.ok && nats.ok && database.ok;

@@ -27,3 +27,5 @@ export { backoffDelay } from './backoff.js';
 export type { Backoff } from './backoff.js';
 export { lazyImport } from './lazy.js';
 export { MAX_VERSION_LENGTH, compareVersions, isPrerelease, isVersion, latestVersion } from './version.js';
+export { timedCheck } from './checks.js';
+export type { CheckResult } from './checks.js';
