@@ -16,6 +16,11 @@
  *    (procs/sse-clients.ts), events published to JetStream as workers do (procs/publisher.ts),
  *    closed loop (the publisher stays a bounded window ahead of the slowest client): delivered
  *    events/s and the publish-to-client p99, all clients on gateway 1, then half on each.
+ * 3. Daemon claims through 2 gateways against 1: 10 daemons on `/v1/ws/messages` (all on
+ *    gateway 1, then 5 on each), signed platform_a webhooks through the same gateways with 16
+ *    messages kept between webhook and grant (lib/daemon-load.ts); every daemon claims every
+ *    message, the one granted replies. Messages granted/s, claim answers/s, webhook-to-grant
+ *    p99, and that no message was granted twice.
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +31,8 @@ import { startCluster, type Cluster } from '../deploy/cluster/index.js';
 import { CpuWindow, sleep, spawnChild, waitUntil, type ChildProc } from './lib/proc.js';
 import { fmtInt, fmtMs, fmtRatio, table, verdict } from './lib/report.js';
 import { TaskLoad } from './lib/task-load.js';
+import { DaemonLoad } from './lib/daemon-load.js';
+import { daemonEnv, startPlatform } from '../deploy/drill/daemons.js';
 import type { Percentiles } from './lib/hist.js';
 
 const MODEL_MS = 200;
@@ -36,6 +43,7 @@ const TURNS = 3;
 const OUTSTANDING = 3 * 3 * WORKER_CONCURRENCY;
 const FANOUT = { workflows: 10, perWorkflow: 100, burst: 10, window: 200 };
 const SSE_PATH = '/api/v1/stream/sse?workflow_id=';
+const CLAIMS = { daemons: 10, inflight: 16 };
 
 export interface WorkerStep {
   workers: number;
@@ -56,10 +64,22 @@ export interface FanoutStep {
   cpuPct: Record<string, number>;
 }
 
+export interface ClaimsStep {
+  gateways: number;
+  messagesPerSec: number;
+  claimAnswersPerSec: number;
+  latencyUs: Percentiles;
+  grantedTwice: number;
+  errors: Record<string, number>;
+  machineBusyPct: number;
+  cpuPct: Record<string, number>;
+}
+
 export interface ScaleRun {
   replicas: 1 | 3;
   workers: WorkerStep[];
   fanout: FanoutStep[];
+  claims: ClaimsStep[];
 }
 
 export interface ScaleResults {
@@ -162,12 +182,40 @@ async function measureFanout(
   }
 }
 
+async function measureClaims(c: Cluster, gateways: number, quick: boolean, log: (s: string) => void): Promise<ClaimsStep> {
+  const load = new DaemonLoad(c.gateways.slice(0, gateways), CLAIMS.daemons);
+  try {
+    await load.open();
+    load.start(CLAIMS.inflight);
+    const cpu = new CpuWindow(pids(c));
+    const w = await load.window(quick ? 1000 : 2000, quick ? 3000 : 6000);
+    const used = cpu.stop();
+    const step: ClaimsStep = {
+      gateways,
+      messagesPerSec: w.messagesPerSec,
+      claimAnswersPerSec: w.claimAnswersPerSec,
+      latencyUs: w.latencyUs,
+      grantedTwice: w.grantedTwice,
+      errors: w.errors,
+      machineBusyPct: used.machineBusyPct,
+      cpuPct: used.perProcess,
+    };
+    log(
+      `  ${gateways} gateway(s): ${fmtInt(step.messagesPerSec)} messages granted/s, ${fmtInt(step.claimAnswersPerSec)} claim answers/s, p99 ${fmtMs(w.latencyUs.p99)} ms, machine ${step.machineBusyPct}% busy`,
+    );
+    return step;
+  } finally {
+    await load.stop();
+  }
+}
+
 async function runOne(replicas: 1 | 3, quick: boolean, log: (s: string) => void): Promise<ScaleRun> {
   const dir = await mkdtemp(join(tmpdir(), `bench-cluster-r${replicas}-`));
   await chmod(dir, 0o755); // PostgreSQL runs as its own user when this is root: it must reach its folder
   const model = spawnChild({ name: 'fixed-model', script: 'bench/procs/paced-model.ts', ipc: true, nofile: 20_000 });
   const clients = spawnChild({ name: 'sse-clients', script: 'bench/procs/sse-clients.ts', ipc: true, nofile: 20_000 });
   const publisher = spawnChild({ name: 'publisher', script: 'bench/procs/publisher.ts', ipc: true });
+  const platform = await startPlatform();
   clients.on('progress', (mins) => publisher.send('progress', mins));
   let cluster: Cluster | undefined;
   try {
@@ -190,6 +238,7 @@ async function runOne(replicas: 1 | 3, quick: boolean, log: (s: string) => void)
         MAX_TOKENS_PER_REQUEST: '0',
         MAX_COST_PER_REQUEST: '0',
         LOG_LEVEL: 'warn',
+        ...daemonEnv(platform.url),
       },
     });
     const c = cluster;
@@ -207,10 +256,11 @@ async function runOne(replicas: 1 | 3, quick: boolean, log: (s: string) => void)
     await waitUntil(async () => (await Promise.all(c.members.map((m) => m.ready()))).every(Boolean), 30_000, 200, 'every member ready');
 
     const fanout = [await measureFanout(c, clients, publisher, 1, quick, log), await measureFanout(c, clients, publisher, 2, quick, log)];
-    return { replicas, workers, fanout };
+    const claims = [await measureClaims(c, 1, quick, log), await measureClaims(c, 2, quick, log)];
+    return { replicas, workers, fanout, claims };
   } finally {
     await cluster?.stop();
-    await Promise.all([model.stop(), clients.stop(), publisher.stop()]);
+    await Promise.all([model.stop(), clients.stop(), publisher.stop(), platform.close()]);
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -260,6 +310,21 @@ function report(r: ScaleResults): string {
       `${f1.machineBusyPct}% / ${f3.machineBusyPct}%`,
     ];
   });
+  const claimRows = r1.claims.map((k1, i) => {
+    const k3 = r3.claims[i];
+    return [
+      String(k1.gateways),
+      fmtInt(k1.messagesPerSec),
+      fmtRatio(k1.messagesPerSec / r1.claims[0].messagesPerSec),
+      fmtMs(k1.latencyUs.p99),
+      fmtInt(k3.messagesPerSec),
+      fmtRatio(k3.messagesPerSec / r3.claims[0].messagesPerSec),
+      fmtMs(k3.latencyUs.p99),
+      `${k1.grantedTwice} / ${k3.grantedTwice}`,
+      `${k1.machineBusyPct}% / ${k3.machineBusyPct}%`,
+    ];
+  });
+  const claimErrors = r.runs.flatMap((x) => x.claims.flatMap((k) => Object.entries(k.errors).map(([e, n]) => `R${x.replicas} ${k.gateways} gw: ${n} x ${e}`)));
   const calls = r3.workers.map((w) => w.modelCallsPerTask.toFixed(1)).join(', ');
   const failed = r.runs.flatMap((x) => x.workers).reduce((a, w) => a + w.failed, 0);
   return (
@@ -277,6 +342,15 @@ function report(r: ScaleResults): string {
       ['gateways', 'R1 events/s', 'R1 vs 1', 'R1 p99 ms', 'R3 events/s', 'R3 vs 1', 'R3 p99 ms', 'machine busy R1 / R3'],
       fanRows,
       ['the same clients, publisher and cluster; with 2 gateways half of the clients are on each'],
+    ) +
+    table(
+      `Scale: daemon claims, ${CLAIMS.daemons} daemons each claiming every message, ${CLAIMS.inflight} messages between webhook and grant`,
+      ['gateways', 'R1 messages/s', 'R1 vs 1', 'R1 p99 ms', 'R3 messages/s', 'R3 vs 1', 'R3 p99 ms', 'granted twice R1 / R3', 'machine busy R1 / R3'],
+      claimRows,
+      [
+        'p99: webhook sent to the grant at the winning daemon; with 2 gateways half of the daemons and of the webhooks are on each',
+        ...(claimErrors.length ? [`webhooks not dispatched: ${claimErrors.join('; ')}`] : []),
+      ],
     )
   );
 }

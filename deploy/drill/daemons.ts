@@ -15,7 +15,8 @@ import { ClaimLedger } from './checks.js';
 import type { Gateways } from './http.js';
 
 const SIGNING_SECRET = 'drill-signing-secret';
-const CREDS = { signing_secret: SIGNING_SECRET, bot_token: 'xoxb-drill', app_id: 'ADRILL' };
+/** The platform_a channel credentials the drill (and the scale benchmark) create their channel with. */
+export const CREDS = { signing_secret: SIGNING_SECRET, bot_token: 'xoxb-drill', app_id: 'ADRILL' };
 /** A holder whose connection closed this soon after its grant lost the claim with its gateway. */
 const LOST_HOLDER_MS = 5_000;
 
@@ -59,6 +60,18 @@ export async function startPlatform(): Promise<{ url: string; posts: Map<string,
     posts,
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
+}
+
+/** A signed platform_a message webhook (a thread of its own, `ts`), as the platform sends it. */
+export function signedWebhook(ts: string, text: string): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify({
+    type: 'event_callback',
+    event_id: `Ev${randomUUID()}`,
+    event: { type: 'message', channel: 'CDRILL', user: 'UDRILL', ts, text },
+  });
+  const now = Math.floor(Date.now() / 1000);
+  const sig = 'v0=' + createHmac('sha256', SIGNING_SECRET).update(`v0:${now}:${body}`).digest('hex');
+  return { body, headers: { 'X-PlatformA-Request-Timestamp': String(now), 'X-PlatformA-Signature': sig } };
 }
 
 /** The environment every gateway needs for the drill's channel (merged into the cluster's env). */
@@ -163,16 +176,10 @@ export class Daemons {
 
   private async webhook(i: number): Promise<void> {
     const ts = `${Math.floor(Date.now() / 1000)}.${String(i).padStart(6, '0')}`;
-    const body = JSON.stringify({
-      type: 'event_callback',
-      event_id: `Ev${randomUUID()}`,
-      event: { type: 'message', channel: 'CDRILL', user: 'UDRILL', ts, text: `drill message ${i}` },
-    });
-    const now = Math.floor(Date.now() / 1000);
-    const sig = 'v0=' + createHmac('sha256', SIGNING_SECRET).update(`v0:${now}:${body}`).digest('hex');
+    const { body, headers } = signedWebhook(ts, `drill message ${i}`);
     const a = await this.gw.request(`/api/v1/channels/${this.channelId}/webhook`, {
       method: 'POST',
-      headers: { 'X-PlatformA-Request-Timestamp': String(now), 'X-PlatformA-Signature': sig },
+      headers,
       body,
       deadlineMs: 60_000,
       what: 'webhook',

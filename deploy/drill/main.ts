@@ -228,7 +228,7 @@ async function main(): Promise<number> {
     finished = true;
     clearTimeout(watchdog);
     process.stdout.write(render(facts));
-    const out = join(ROOT, 'bench', 'results', args.form === 'soak' ? 'drill-soak.json' : 'drill.json');
+    const out = join(ROOT, 'bench', 'results', args.form === 'soak' ? 'drill-soak.json' : args.form === 'short' ? 'drill-short.json' : 'drill.json');
     writeJson(out, facts);
     const passed = mustBeZero(facts).every(([, v]) => v === 0);
     log(`report in ${out}; stopping the cluster`);

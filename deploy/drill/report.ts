@@ -2,7 +2,7 @@
  * The drill's report: the counts that must be zero (any one not zero fails the drill, so that
  * CI fails on a loss), the time from each kind of fault to full service, the client-visible
  * errors by kind, and for a soak the per-minute RSS and latency; as tables on stdout and as
- * JSON (bench/results/drill.json, or drill-soak.json for a soak).
+ * JSON (bench/results/drill.json; drill-short.json for --short, drill-soak.json for a soak).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
