@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { planMembers, DEFAULT_BASE_PORT, type PlannedMember } from './layout.js';
 import { ClusterMember, type MemberRecipe } from './member.js';
 import { natsBinary, natsNodeCommand, natsNodeReady, type NatsBinary } from './nats.js';
+import { settlePlacement } from './placement.js';
 import { findPostgresBinDir, initPostgres, postgresAnswers, postgresCommand, postgresRunAs, postgresUrl } from './postgres.js';
 import { isAlive } from './process.js';
 import { buildIfStale, serviceCommand, serviceReady, type ServiceContext } from './services.js';
@@ -197,6 +198,13 @@ class LocalCluster implements Cluster {
       const results = await Promise.allSettled(this.members.filter((m) => kinds.includes(m.kind)).map((m) => m.start(signal)));
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
+      if (kinds.includes('nats')) {
+        await settlePlacement(
+          this.members.filter((m) => m.kind === 'nats'),
+          this.state.replicas,
+          (s) => process.stderr.write(`[cluster] ${s}\n`),
+        );
+      }
     }
   }
 }
