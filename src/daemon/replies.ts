@@ -4,13 +4,18 @@
  * (the waiting workflow's signal when the claim names one, else `deliverReply`, the channels'
  * outbox) and only then is the claim ended (marked replied) and the message removed from the
  * pending set. A reply that cannot be stored leaves the claim as it was: the daemon may reply
- * again; unreplied, the claim expires and the message is offered again.
+ * again; unreplied, the claim expires and the message is offered again. A reply whose claim is
+ * not found is refused only after the claim was read again (holdersClaim).
  */
 import type { Logger } from '../kernel/index.js';
 import type { WorkflowSignals } from '../runtime/index.js';
-import type { ClaimBoard } from './claims.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ClaimBoard, ClaimMeta } from './claims.js';
 import type { PendingStore } from './pending.js';
 import { notHolderFrame, replyOf, type DaemonReply, type DaemonSocket } from './protocol.js';
+
+/** Waits before each further read of a claim its holder's reply did not find (see holdersClaim). */
+const RECHECK_MS = [250, 1000];
 
 export class Replies {
   constructor(
@@ -23,8 +28,8 @@ export class Replies {
 
   /** Handles one reply; true when it was handed on (the claim ended). */
   async reply(sock: DaemonSocket, id: string, payload: unknown): Promise<boolean> {
-    const c = await this.board.get(id);
-    if (!c || c.meta.conn_id !== sock.id || c.meta.replied) {
+    const c = await this.holdersClaim(sock, id);
+    if (!c) {
       sock.send(notHolderFrame(id));
       return false;
     }
@@ -41,6 +46,26 @@ export class Replies {
       this.log.warn({ message_id: id }, 'reply stored, but the claim could not be marked replied (it expired meanwhile)');
     await this.pending.delete(id);
     return true;
+  }
+
+  /**
+   * The claim `sock` holds on `id`, live and unreplied, read again after RECHECK_MS before the
+   * answer is no. The claims bucket is read from its stream leader, but a leader elected a moment
+   * ago may not have applied every write its predecessor acknowledged: in the fault drill, a
+   * claim granted as its stream's leader was killed read as absent to its holder's immediate
+   * reply (1 message in 1,295), which was then refused, and the message was granted again a
+   * claim TTL later. A holder's reply is the normal case and answers at the first read; only a
+   * refusal waits.
+   */
+  private async holdersClaim(sock: DaemonSocket, id: string): Promise<{ meta: ClaimMeta; revision: number } | undefined> {
+    const holds = (c: { meta: ClaimMeta } | undefined) => !!c && c.meta.conn_id === sock.id && !c.meta.replied;
+    let c = await this.board.get(id);
+    for (const ms of RECHECK_MS) {
+      if (holds(c)) return c;
+      await sleep(ms);
+      c = await this.board.get(id);
+    }
+    return holds(c) ? c : undefined;
   }
 
   /** A daemon's reply to a waiting workflow, if it arrived. */

@@ -1,0 +1,54 @@
+/**
+ * A reply whose claim reads as absent is refused only after the claim was read again: a
+ * leader elected a moment ago may not have applied a grant its predecessor acknowledged.
+ */
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../kernel/index.js';
+import type { ClaimBoard, ClaimMeta } from './claims.js';
+import type { PendingStore } from './pending.js';
+import type { DaemonReply, DaemonSocket } from './protocol.js';
+import { Replies } from './replies.js';
+import type { WorkflowSignals } from '../runtime/index.js';
+
+const meta: ClaimMeta = { conn_id: 'conn-1', thread_id: 't1', channel_type: 'platform_a', timestamp: new Date().toISOString() };
+
+function setup(reads: ({ meta: ClaimMeta; revision: number } | undefined)[]) {
+  const got: string[] = [];
+  const delivered: DaemonReply[] = [];
+  const frames: unknown[] = [];
+  let n = 0;
+  const board = {
+    get: async (id: string) => (got.push(id), reads[Math.min(n++, reads.length - 1)]),
+    end: async () => true,
+  } as unknown as ClaimBoard;
+  const pending = { delete: async () => {} } as unknown as PendingStore;
+  const replies = new Replies(board, pending, {} as WorkflowSignals, async (r) => void delivered.push(r), createLogger({ level: 'silent' }));
+  const sock: DaemonSocket = { id: 'conn-1', owner: { tenantId: 't', userId: 'u' }, send: (f) => (frames.push(f), true), close: () => {} };
+  return { replies, sock, got, delivered, frames };
+}
+
+describe('Replies', () => {
+  it("accepts the holder's reply at the first read, reading once", async () => {
+    const s = setup([{ meta, revision: 1 }]);
+    expect(await s.replies.reply(s.sock, 'm1', { text: 'hi' })).toBe(true);
+    expect(s.got).toEqual(['m1']);
+    expect(s.delivered.map((r) => r.text)).toEqual(['hi']);
+    expect(s.frames).toEqual([]);
+  });
+
+  it('accepts the reply when the claim appears on a later read (a new leader catching up)', async () => {
+    const s = setup([undefined, { meta, revision: 1 }]);
+    expect(await s.replies.reply(s.sock, 'm1', { text: 'hi' })).toBe(true);
+    expect(s.got).toHaveLength(2);
+    expect(s.delivered).toHaveLength(1);
+    expect(s.frames).toEqual([]);
+  });
+
+  it('refuses a connection that does not hold the claim, after reading it again', async () => {
+    const s = setup([{ meta: { ...meta, conn_id: 'conn-2' }, revision: 1 }]);
+    expect(await s.replies.reply(s.sock, 'm1', { text: 'hi' })).toBe(false);
+    expect(s.got).toHaveLength(3);
+    expect(s.delivered).toEqual([]);
+    expect(s.frames).toEqual([expect.objectContaining({ type: 'system', message_id: 'm1' })]);
+  });
+});
