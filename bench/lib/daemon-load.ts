@@ -37,7 +37,9 @@ export class DaemonLoad {
   private channelId = '';
   private running = false;
   private next = 0;
-  private slots: (() => void)[] = [];
+  /** Messages that may be started now (between webhook and grant there are `inflight` at most). */
+  private free = 0;
+  private wake?: () => void;
   private loop?: Promise<void>;
 
   constructor(
@@ -87,7 +89,7 @@ export class DaemonLoad {
           this.sent.delete(i);
           this.granted++;
           this.latUs.push(performance.now() * 1000 - t0);
-          this.slots.shift()?.();
+          this.release();
         }
       });
     });
@@ -96,18 +98,17 @@ export class DaemonLoad {
   /** Keeps `inflight` messages between their webhook and their grant. */
   start(inflight: number): void {
     this.running = true;
+    this.free = inflight;
     this.loop = (async () => {
-      let free = inflight;
       const pending = new Set<Promise<void>>();
       while (this.running) {
-        if (free === 0) {
-          await new Promise<void>((r) => this.slots.push(r));
-          free++;
+        if (this.free === 0) {
+          await new Promise<void>((r) => (this.wake = r));
           continue;
         }
-        free--;
+        this.free--;
         const p = this.webhook(this.next++).then((ok) => {
-          if (!ok) this.slots.shift()?.();
+          if (!ok) this.release();
         });
         pending.add(p);
         void p.finally(() => pending.delete(p));
@@ -116,9 +117,16 @@ export class DaemonLoad {
     })();
   }
 
+  private release(): void {
+    this.free++;
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
   async stop(): Promise<void> {
     this.running = false;
-    for (const r of this.slots.splice(0)) r();
+    this.release();
     await this.loop;
     for (const ws of this.sockets) ws.terminate();
   }
