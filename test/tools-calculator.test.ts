@@ -1,6 +1,7 @@
-/** The calculator tool: exact rational arithmetic, float fallback, errors with positions, size caps, its worker's time limit. */
+/** The calculator tool: exact rational arithmetic, float fallback, errors with positions, size caps, its worker's time limit, its fast path. */
 import { afterAll, describe, expect, it } from 'vitest';
 import { calculatorTool, MAX_FACTORIAL } from '../src/tools/calculator.js';
+import { SIMPLE_MAX_CHARS, evaluateSimple } from '../src/tools/calculator-simple.js';
 import { evaluateExpression } from './helpers/calculator.js';
 import { ToolError } from '../src/tools/tool.js';
 
@@ -225,7 +226,7 @@ describe('calculator: time limit', () => {
   it('stops a heavy expression at its limit while the event loop keeps running, and serves the next call', async () => {
     const tool = calculatorTool({ timeoutMs: 200, workers: 1 });
     try {
-      await tool.run({ expression: '1+1' }, ctx); // the worker is warm: the limit is the evaluation's alone
+      await tool.run({ expression: '2^10' }, ctx); // the worker is warm: the limit is the evaluation's alone
       const events: string[] = [];
       // Due long before the limit: it fires first unless something holds the event loop.
       const ticker = setInterval(() => events.push('tick'), 5);
@@ -256,5 +257,91 @@ describe('calculator: time limit', () => {
     } finally {
       await tool.close();
     }
+  });
+});
+
+describe('calculator: fast path on the calling thread', () => {
+  it('answers plain arithmetic exactly as the evaluator does', () => {
+    for (const e of [
+      '6*7',
+      '0.1+0.2',
+      '19.99 * 3 + 4.5',
+      '(2 + 3) * 4',
+      '-7/2',
+      '10 - 4 - 3',
+      '100 / 10 / 5',
+      '--3',
+      '2*-3',
+      '+-+4',
+      '1/8',
+      '007 + 1',
+      '0 * -5',
+      '((1))',
+      '1.50 * 2',
+    ]) {
+      const fast = evaluateSimple(e);
+      expect(fast, e).toBeDefined();
+      expect(fast, e).toEqual(evaluateExpression(e));
+    }
+  });
+
+  it('leaves everything else to the worker', () => {
+    for (const e of [
+      '1/3',
+      '1/0',
+      '5/(2-2)',
+      '2^3',
+      '2**3',
+      '10 % 3',
+      '1e5',
+      '.5',
+      '5.',
+      '1.2.3',
+      '2 3',
+      '2(3)',
+      '(1',
+      '1)',
+      'pi',
+      'sqrt(4)',
+      '6 × 7',
+      '1\t+ 1',
+      '2_0',
+      '',
+    ]) {
+      expect(evaluateSimple(e), e).toBeUndefined();
+    }
+    expect(evaluateSimple(`1+${'1'.repeat(SIMPLE_MAX_CHARS)}`)).toBeUndefined(); // long
+    expect(evaluateSimple(`${'9'.repeat(41)}`)).toBeUndefined(); // more digits than a double's nearest value is sure for
+    expect(evaluateSimple('1/1024/1024/1024/1024/1024/1024')).toBeUndefined(); // 60 decimal places: a fraction
+  });
+
+  it('agrees with the evaluator on random expressions of its grammar', () => {
+    let seed = 18;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const num = () => {
+      const int = String(rand(4) === 0 ? rand(10) : rand(100_000));
+      return rand(3) === 0 ? `${int}.${String(rand(1000)).padStart(rand(4) + 1, '0')}` : int;
+    };
+    const expr = (depth: number): string => {
+      const sign = ['', '', '', '-', '+'][rand(5)];
+      const atom = depth > 0 && rand(3) === 0 ? `(${expr(depth - 1)})` : num();
+      const tail = depth > 0 && rand(2) === 0 ? `${[' + ', '-', ' * ', '/'][rand(4)]}${expr(depth - 1)}` : '';
+      return `${sign}${atom}${tail}`;
+    };
+    let answered = 0;
+    for (let i = 0; i < 1000; i++) {
+      const e = expr(4);
+      const fast = evaluateSimple(e);
+      let full: unknown;
+      try {
+        full = evaluateExpression(e);
+      } catch (err) {
+        full = err;
+      }
+      if (fast === undefined) continue;
+      answered++;
+      expect(fast, e).toEqual(full);
+    }
+    expect(answered).toBeGreaterThan(250);
   });
 });

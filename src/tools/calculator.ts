@@ -5,13 +5,16 @@
  * stops it: the thread is terminated and a fresh one serves the next call.
  *
  * A few warm workers serve the calls, one call each at a time; calls beyond them wait for a free
- * one (a call cancelled while it waits ends at once).
+ * one (a call cancelled while it waits ends at once). A short expression of plain numbers and
+ * + - * / is answered on the calling thread (./calculator-simple.ts): its cost is bounded by its
+ * shape, and the hop to a worker would cost more than the evaluation.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { CalculatorResult } from './calculator-eval.mjs';
 import { MAX_EXPRESSION_CHARS } from './calculator-limits.mjs';
+import { evaluateSimple } from './calculator-simple.js';
 import { type Tool, ToolError, type ToolContext, type ToolOutput } from './tool.js';
 
 export { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL } from './calculator-limits.mjs';
@@ -43,6 +46,8 @@ class CalculatorWorkers {
   private readonly idle: Started[] = [];
   private readonly live = new Set<Worker>();
   private readonly limit: LimitFunction;
+  /** Every worker of the pool has been ready since the last one was lost: warm() has nothing to wait for. */
+  private warmed = false;
 
   constructor(
     private readonly timeoutMs: number,
@@ -54,14 +59,17 @@ class CalculatorWorkers {
   /**
    * Resolves when the pool's workers are ready (starting the missing ones), so that calls made
    * at once never wait for a cold start inside their time limit; a call that finds every worker
-   * busy waits its turn without a start of its own.
+   * busy waits its turn without a start of its own. Asked before every call (the registry's
+   * `prepare`): a pool that is ready answers without a wait.
    */
   async warm(signal: AbortSignal): Promise<void> {
+    if (this.warmed && !signal.aborted) return;
     while (this.live.size < this.size) this.idle.push(this.spawn());
     await raceAbort(
       Promise.all(this.idle.map((s) => s.ready)).then(() => undefined),
       signal,
     );
+    this.warmed = this.live.size >= this.size;
   }
 
   evaluate(expression: string, signal: AbortSignal): Promise<CalculatorResult> {
@@ -72,6 +80,7 @@ class CalculatorWorkers {
   }
 
   async close(): Promise<void> {
+    this.warmed = false;
     const all = [...this.live];
     this.live.clear();
     this.idle.length = 0;
@@ -114,6 +123,7 @@ class CalculatorWorkers {
   }
 
   private kill(worker: Worker): void {
+    this.warmed = false;
     this.live.delete(worker);
     void worker.terminate();
   }
@@ -213,7 +223,7 @@ export function calculatorTool(opts: CalculatorOptions = {}): CalculatorTool {
       const { expression } = args;
       if (typeof expression !== 'string' || expression.trim() === '') throw new ToolError('expression must be a non-empty string', 'bad_arguments');
       if (expression.length > MAX_EXPRESSION_CHARS) throw new ToolError(`expression is longer than ${MAX_EXPRESSION_CHARS} characters`, 'bad_arguments');
-      const r = await workers.evaluate(expression, ctx.signal);
+      const r = (!ctx.signal.aborted && evaluateSimple(expression)) || (await workers.evaluate(expression, ctx.signal));
       const approx = r.decimal !== r.result ? ` ≈ ${abbreviate(r.decimal)}` : '';
       const text = `${expression} = ${abbreviate(r.result)}${approx}${r.exact ? '' : ' (floating-point approximation)'}`;
       return { output: r, text };
