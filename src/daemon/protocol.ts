@@ -92,6 +92,12 @@ export const notHolderFrame = (id: string) => ({
   payload: { text: 'reply not delivered: this connection does not hold the claim (not granted, expired, or already replied)' },
 });
 
+export const replyFailedFrame = (id: string) => ({
+  type: 'system',
+  message_id: id,
+  payload: { text: 'reply not delivered: the service could not store it; send it again while the claim is held' },
+});
+
 /** A daemon's frame; undefined (ignored) when it is not a JSON object. */
 export function parseFrame(raw: string): ClientFrame | undefined {
   let f: { type?: unknown; message_id?: unknown; payload?: unknown };

@@ -1,6 +1,7 @@
 /**
  * A reply whose claim reads as absent is refused only after the claim was read again: a
- * leader elected a moment ago may not have applied a grant its predecessor acknowledged.
+ * leader elected a moment ago may not have applied a grant its predecessor acknowledged. A
+ * reply whose storing fails (a NATS request timing out) is tried again.
  */
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../kernel/index.js';
@@ -12,13 +13,20 @@ import type { WorkflowSignals } from '../runtime/index.js';
 
 const meta: ClaimMeta = { conn_id: 'conn-1', thread_id: 't1', channel_type: 'platform_a', timestamp: new Date().toISOString() };
 
-function setup(reads: ({ meta: ClaimMeta; revision: number } | undefined)[]) {
+type Read = { meta: ClaimMeta; revision: number } | undefined | Error;
+
+function setup(reads: Read[]) {
   const got: string[] = [];
   const delivered: DaemonReply[] = [];
   const frames: unknown[] = [];
   let n = 0;
   const board = {
-    get: async (id: string) => (got.push(id), reads[Math.min(n++, reads.length - 1)]),
+    get: async (id: string) => {
+      got.push(id);
+      const r = reads[Math.min(n++, reads.length - 1)];
+      if (r instanceof Error) throw r;
+      return r;
+    },
     end: async () => true,
   } as unknown as ClaimBoard;
   const pending = { delete: async () => {} } as unknown as PendingStore;
@@ -50,5 +58,21 @@ describe('Replies', () => {
     expect(s.got).toHaveLength(3);
     expect(s.delivered).toEqual([]);
     expect(s.frames).toEqual([expect.objectContaining({ type: 'system', message_id: 'm1' })]);
+  });
+
+  it('tries a reply again when storing it fails, and accepts it', async () => {
+    const s = setup([new Error('timeout'), { meta, revision: 1 }]);
+    expect(await s.replies.reply(s.sock, 'm1', { text: 'hi' })).toBe(true);
+    expect(s.got).toHaveLength(2);
+    expect(s.delivered).toHaveLength(1);
+    expect(s.frames).toEqual([]);
+  });
+
+  it('tells the daemon when every attempt failed', async () => {
+    const s = setup([new Error('timeout')]);
+    await expect(s.replies.reply(s.sock, 'm1', { text: 'hi' })).rejects.toThrow('timeout');
+    expect(s.got).toHaveLength(3);
+    expect(s.delivered).toEqual([]);
+    expect(s.frames).toEqual([expect.objectContaining({ type: 'system', message_id: 'm1', payload: { text: expect.stringMatching(/send it again/) } })]);
   });
 });

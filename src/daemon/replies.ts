@@ -12,10 +12,13 @@ import type { WorkflowSignals } from '../runtime/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClaimBoard, ClaimMeta } from './claims.js';
 import type { PendingStore } from './pending.js';
-import { notHolderFrame, replyOf, type DaemonReply, type DaemonSocket } from './protocol.js';
+import { notHolderFrame, replyFailedFrame, replyOf, type DaemonReply, type DaemonSocket } from './protocol.js';
 
 /** Waits before each further read of a claim its holder's reply did not find (see holdersClaim). */
 const RECHECK_MS = [250, 1000];
+/** Tries of a reply whose storing fails, and the wait between them. */
+const REPLY_ATTEMPTS = 3;
+const REPLY_RETRY_MS = 500;
 
 export class Replies {
   constructor(
@@ -26,8 +29,31 @@ export class Replies {
     private readonly log: Logger,
   ) {}
 
-  /** Handles one reply; true when it was handed on (the claim ended). */
+  /**
+   * Handles one reply; true when it was handed on (the claim ended). Every step of it is
+   * idempotent (the outbox de-duplicates by message id, the signal is a keyed put, ending and
+   * deleting twice is ending and deleting), so a step that fails (a NATS request timing out
+   * while the gateway's connection moves off a node that died) is tried again, REPLY_ATTEMPTS
+   * times in all; before, the daemon got nothing, the claim expired unreplied and the message
+   * was granted again (the fault drill: 2 in 1,093 messages, each at a NATS node's kill). When
+   * every attempt fails the daemon is told so, and may send the reply again while it holds the claim.
+   */
   async reply(sock: DaemonSocket, id: string, payload: unknown): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.replyOnce(sock, id, payload);
+      } catch (err) {
+        if (attempt >= REPLY_ATTEMPTS) {
+          sock.send(replyFailedFrame(id));
+          throw err;
+        }
+        this.log.warn({ err, message_id: id, attempt }, 'daemon reply not stored; trying again');
+        await sleep(REPLY_RETRY_MS);
+      }
+    }
+  }
+
+  private async replyOnce(sock: DaemonSocket, id: string, payload: unknown): Promise<boolean> {
     const c = await this.holdersClaim(sock, id);
     if (!c) {
       sock.send(notHolderFrame(id));
