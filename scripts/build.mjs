@@ -18,7 +18,7 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
 cpSync(at('src/store/migrations'), at('dist/store/migrations'), { recursive: true });
-for (const f of ['python-worker.mjs', 'calculator-worker.mjs', 'calculator-eval.mjs', 'calculator-limits.mjs'])
+for (const f of ['python-worker.mjs', 'calculator-worker.mjs', 'calculator-eval.mjs', 'calculator-limits.mjs', 'calculator-decimal.mjs'])
   cpSync(at(`src/tools/${f}`), at(`dist/tools/${f}`));
 // scripts/build-if-stale.mjs (npm start) compares src/ with this stamp.
 writeFileSync(at('dist/.built'), `${new Date().toISOString()}\n`);

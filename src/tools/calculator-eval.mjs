@@ -19,6 +19,7 @@
  */
 import { BigNumberDependencies, FractionDependencies, create, parseDependencies } from 'mathjs';
 import { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL } from './calculator-limits.mjs';
+import { finiteDecimal } from './calculator-decimal.mjs';
 
 export { MAX_BITS, MAX_DENOMINATOR_BITS, MAX_EXPRESSION_CHARS, MAX_FACTORIAL };
 
@@ -29,8 +30,6 @@ const Approx = math.BigNumber.clone({ precision: 20, rounding: 4, toExpNeg: -8 }
 /** Enough digits that rounding to them first does not move the nearest double. */
 const Wide = math.BigNumber.clone({ precision: 40 });
 
-/** Exact non-integers print as decimals when they have at most this many fractional digits. */
-const MAX_DECIMAL_PLACES = 50;
 /**
  * Work left for gcds in one evaluation, in units of (64-bit digits of a) x (digits of b):
  * Euclid's algorithm is quadratic, and an expression full of large coprime fractions could
@@ -514,19 +513,6 @@ function evaluate(node, tokens) {
 }
 
 // ---- Formatting -------------------------------------------------------------------------------
-
-/** The exact decimal form of n/d if d has no prime factors but 2 and 5 (and it is short). */
-function finiteDecimal(n, d) {
-  let twos = 0;
-  let fives = 0;
-  let r = d;
-  for (; r % 2n === 0n; twos++) r /= 2n;
-  for (; r % 5n === 0n; fives++) r /= 5n;
-  const places = Math.max(twos, fives);
-  if (r !== 1n || places > MAX_DECIMAL_PLACES) return null;
-  const s = (abs(n) * (10n ** BigInt(places) / d)).toString().padStart(places + 1, '0');
-  return (n < 0n ? '-' : '') + (places === 0 ? s : `${s.slice(0, -places)}.${s.slice(-places)}`);
-}
 
 function format(expression, x) {
   const value = toNumber(x);

@@ -11,14 +11,13 @@
  * EXACT_DIGITS significant digits. Anything else (other syntax, a division by zero, a
  * fraction like 1/3, a long result) is left to the worker, which also words every error.
  */
+import { finiteDecimal } from './calculator-decimal.mjs';
 import type { CalculatorResult } from './calculator-eval.mjs';
 
 /** Longer expressions go to a worker, however simple. */
 export const SIMPLE_MAX_CHARS = 100;
 /** Digits below which a decimal's nearest double is that of its exact value (the evaluator rounds to 40 digits first). */
 const EXACT_DIGITS = 40;
-/** Fractional digits past which the evaluator prints a fraction instead of a decimal. */
-const MAX_DECIMAL_PLACES = 50;
 
 interface Rational {
   n: bigint;
@@ -110,19 +109,6 @@ class Parser {
   }
 }
 
-/** n/d (reduced) as a decimal if it has one of at most MAX_DECIMAL_PLACES places, else undefined. */
-function decimalOf(n: bigint, d: bigint): string | undefined {
-  let twos = 0;
-  let fives = 0;
-  let r = d;
-  for (; r % 2n === 0n; twos++) r /= 2n;
-  for (; r % 5n === 0n; fives++) r /= 5n;
-  const places = Math.max(twos, fives);
-  if (r !== 1n || places > MAX_DECIMAL_PLACES) return undefined;
-  const s = (abs(n) * (10n ** BigInt(places) / d)).toString().padStart(places + 1, '0');
-  return (n < 0n ? '-' : '') + (places === 0 ? s : `${s.slice(0, -places)}.${s.slice(-places)}`);
-}
-
 /** The evaluator's result for a simple expression, or undefined when the worker must answer. */
 export function evaluateSimple(expression: string): CalculatorResult | undefined {
   if (expression.length > SIMPLE_MAX_CHARS) return undefined;
@@ -134,7 +120,7 @@ export function evaluateSimple(expression: string): CalculatorResult | undefined
     throw e;
   }
   const g = gcd(v.n, v.d);
-  const dec = decimalOf(v.n / g, v.d / g);
-  if (dec === undefined || dec.replace(/^-?[0.]*/, '').replace('.', '').length > EXACT_DIGITS) return undefined;
+  const dec = finiteDecimal(v.n / g, v.d / g);
+  if (dec === null || dec.replace(/^-?[0.]*/, '').replace('.', '').length > EXACT_DIGITS) return undefined;
   return { expression, result: dec, decimal: dec, exact: true, value: Number(dec) };
 }
