@@ -280,6 +280,11 @@ export async function runScale(o: { quick: boolean; log: (s: string) => void }):
   return { results, report: report(results) };
 }
 
+/** The R1 then R3 cells of a gateways row: the rate, its ratio to the 1-gateway row, the p99. */
+function rateCells<T extends { latencyUs: Percentiles }>(steps: [T, T], firsts: [T, T], rate: (s: T) => number): string[] {
+  return steps.flatMap((s, i) => [fmtInt(rate(s)), fmtRatio(rate(s) / rate(firsts[i]!)), fmtMs(s.latencyUs.p99)]);
+}
+
 function report(r: ScaleResults): string {
   const [r1, r3] = [r.runs.find((x) => x.replicas === 1)!, r.runs.find((x) => x.replicas === 3)!];
   const workerRows = r1.workers.map((w1, i) => {
@@ -299,27 +304,13 @@ function report(r: ScaleResults): string {
   });
   const fanRows = r1.fanout.map((f1, i) => {
     const f3 = r3.fanout[i];
-    return [
-      String(f1.gateways),
-      fmtInt(f1.eventsPerSec),
-      fmtRatio(f1.eventsPerSec / r1.fanout[0].eventsPerSec),
-      fmtMs(f1.latencyUs.p99),
-      fmtInt(f3.eventsPerSec),
-      fmtRatio(f3.eventsPerSec / r3.fanout[0].eventsPerSec),
-      fmtMs(f3.latencyUs.p99),
-      `${f1.machineBusyPct}% / ${f3.machineBusyPct}%`,
-    ];
+    return [String(f1.gateways), ...rateCells([f1, f3], [r1.fanout[0], r3.fanout[0]], (f) => f.eventsPerSec), `${f1.machineBusyPct}% / ${f3.machineBusyPct}%`];
   });
   const claimRows = r1.claims.map((k1, i) => {
     const k3 = r3.claims[i];
     return [
       String(k1.gateways),
-      fmtInt(k1.messagesPerSec),
-      fmtRatio(k1.messagesPerSec / r1.claims[0].messagesPerSec),
-      fmtMs(k1.latencyUs.p99),
-      fmtInt(k3.messagesPerSec),
-      fmtRatio(k3.messagesPerSec / r3.claims[0].messagesPerSec),
-      fmtMs(k3.latencyUs.p99),
+      ...rateCells([k1, k3], [r1.claims[0], r3.claims[0]], (k) => k.messagesPerSec),
       `${k1.grantedTwice} / ${k3.grantedTwice}`,
       `${k1.machineBusyPct}% / ${k3.machineBusyPct}%`,
     ];
