@@ -2,10 +2,11 @@
  * The bus: one NATS connection per process, with the topology ensured (topology.ts), the
  * shared KV buckets opened and the pipelined publisher for events.
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../kernel/index.js';
 import { untilSettled } from './settle.js';
+import { connectNats } from './nats-transport.js';
 import { PipelinedPublisher } from './publisher.js';
 import { JournalLog } from './journal.js';
 import { ensureTopology, type CoreBuckets, type TopologySettings } from './topology.js';
@@ -40,7 +41,7 @@ export async function connectBus(opts: BusOptions, log: Logger): Promise<Bus> {
   // longer than a client waits); the cost is one PING/PONG per connection every 2 s.
   // timeout: one connection attempt; the default 20 s was spent on the frozen server again
   // when the reconnect came back round to it (3 s: measured recovery 10 s instead of 30 s).
-  const nc = await connect({
+  const nc = await connectNats({
     servers: opts.url,
     name: opts.name,
     maxReconnectAttempts: -1,

@@ -1,0 +1,103 @@
+/**
+ * The intake's fetch size: a worker with many free slots and a backlog fills them in a few
+ * round trips (each full fetch doubles the next, up to FETCH_BACKLOG_MAX), never takes more
+ * than its free slots, takes every message once, and starts again from FETCH_MAX once the
+ * backlog is gone. On a real nats-server with the service's topology.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestNats, type TestNats } from '../../test/harness/nats.js';
+import { connectBus, subjects, type Bus } from '../bus/index.js';
+import { createLogger } from '../kernel/index.js';
+import { FETCH_BACKLOG_MAX, FETCH_MAX, TaskIntake, type TaskDelivery } from './task-intake.js';
+
+let nats: TestNats;
+let bus: Bus;
+const log = createLogger({ level: 'silent' });
+
+beforeAll(async () => {
+  nats = await startTestNats();
+  bus = await connectBus(
+    {
+      url: nats.url,
+      name: 'intake-batch',
+      replicas: 1,
+      ackWaitMs: 30_000,
+      maxDeliver: 5,
+      eventsMaxAgeSeconds: 3600,
+      eventsMaxPerWorkflow: 10_000,
+      idempotencyTtlSeconds: 3600,
+    },
+    log,
+  );
+});
+afterAll(async () => {
+  await bus?.close();
+  await nats?.stop();
+});
+
+async function queue(n: number): Promise<Set<string>> {
+  const ids = new Set<string>();
+  await Promise.all(
+    Array.from({ length: n }, () => {
+      const id = randomUUID();
+      ids.add(id);
+      return bus.js.publish(subjects.taskStart(id), JSON.stringify({ task_id: id }), { msgID: id });
+    }),
+  );
+  return ids;
+}
+
+const idOf = (d: TaskDelivery) => (JSON.parse(new TextDecoder().decode(d.data)) as { task_id: string }).task_id;
+
+describe('task intake fetch size', () => {
+  it('fills free slots from a backlog in a few fetches, each message once, then starts small again', async () => {
+    const intake = new TaskIntake(bus.nc, log, false);
+    const queued = await queue(600);
+    const sizes: number[] = [];
+    const seen = new Set<string>();
+    while (seen.size < 600) {
+      const got = await intake.take(1000 - seen.size);
+      sizes.push(got.length);
+      for (const d of got) {
+        expect(seen.has(idOf(d))).toBe(false);
+        seen.add(idOf(d));
+        d.ack();
+      }
+    }
+    expect(seen).toEqual(queued);
+    // 16, 32, 64, 128, 256, then the rest (104): six round trips, not 38 of 16.
+    expect(sizes).toEqual([FETCH_MAX, 32, 64, 128, FETCH_BACKLOG_MAX, 104]);
+
+    // The backlog is gone: the next fetch asks for FETCH_MAX again.
+    await queue(40);
+    const small = await intake.take(1000);
+    small.forEach((d) => d.ack());
+    expect(small.length).toBe(FETCH_MAX);
+    const rest = await intake.take(1000);
+    rest.forEach((d) => d.ack());
+    expect(rest.length).toBe(40 - FETCH_MAX);
+    intake.close();
+  });
+
+  it('never takes more than the free slots, and keeps its size while the slots are the bound', async () => {
+    const intake = new TaskIntake(bus.nc, log, false);
+    await queue(200);
+    const sizes: number[] = [];
+    for (const free of [100, 100, 3, 100]) {
+      const got = await intake.take(free);
+      sizes.push(got.length);
+      got.forEach((d) => d.ack());
+    }
+    expect(sizes).toEqual([16, 32, 3, 64]);
+    // What is left (85) is taken once, and nothing more is waiting.
+    let rest = 0;
+    while (rest < 85) {
+      const got = await intake.take(1000);
+      rest += got.length;
+      got.forEach((d) => d.ack());
+    }
+    expect(rest).toBe(85);
+    intake.close();
+  });
+});
