@@ -2,7 +2,7 @@
  * Benchmark: the embedded default's memory at rest (issue "Live at load" §4, a lean process).
  *
  * The whole service on its embedded defaults (ROLES=all, embedded nats-server and PGlite, the
- * offline model) is started as `npm start` runs it (`node dist/main.js`, built first) and as a
+ * offline model) is started as `npm start` runs it (its `node <flags> dist/main.js`, built first) and as a
  * developer may run the sources (`node --import tsx src/main.ts`), each twice on one data
  * folder: the first start creates the database, the second is every start after.
  * Once the service logs `ready`, it is left alone SETTLE_MS; then RSS is read from /proc (the
@@ -144,6 +144,14 @@ async function measureFloor(run: string, dataDir: string, settleMs: number, shar
   }
 }
 
+/** The node arguments of `npm start`'s last command (`node <flags> dist/main.js`), from package.json. */
+function npmStartArgv(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const last = start.split('&&').pop()!.trim().split(/\s+/);
+  if (last[0] !== 'node' || last.at(-1) !== 'dist/main.js') throw new Error(`npm start no longer ends with node ... dist/main.js: ${start}`);
+  return last.slice(1);
+}
+
 export async function runRss(o: { quick: boolean; log: (s: string) => void }): Promise<{ results: RssResult[]; report: string }> {
   const settleMs = o.quick ? 5_000 : 15_000;
   const root = mkdtempSync(join(tmpdir(), 'bench-rss-'));
@@ -152,7 +160,7 @@ export async function runRss(o: { quick: boolean; log: (s: string) => void }): P
     o.log('rss: building dist/ (npm run build)');
     execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
     const tsx = ['--import', 'tsx', 'src/main.ts'];
-    const dist = ['dist/main.js'];
+    const dist = npmStartArgv();
     for (const [name, argv] of [
       ['npm start (dist)', dist],
       ['sources (tsx)', tsx],
@@ -172,6 +180,9 @@ export async function runRss(o: { quick: boolean; log: (s: string) => void }): P
         LLM_API_KEY: 'sk-none',
       }),
     );
+    // The same, with V8's default young generation (what npm start's node flags change).
+    o.log('rss: npm start (dist), second start, without its node flags');
+    results.push(await measureService('npm start (dist), second start, without its node flags', ['dist/main.js'], dataDir, settleMs));
     const copy = join(root, 'floor-db');
     cpSync(join(dataDir, 'pglite'), copy, { recursive: true });
     rmSync(join(copy, 'pglite.lock'), { force: true });
@@ -183,7 +194,9 @@ export async function runRss(o: { quick: boolean; log: (s: string) => void }): P
   }
   const floor = results.find((r) => r.run.startsWith('floor: node + PGlite, shared'))!;
   // The targets are the embedded default's: what `npm start` runs (the sources under tsx are shown for comparison).
-  const second = results.filter((r) => r.run.startsWith('npm start') && r.run.includes('second start'));
+  // The row without npm start's node flags is a comparison, not npm start.
+  const npmStart = results.filter((r) => r.run.startsWith('npm start') && !r.run.includes('without'));
+  const second = npmStart.filter((r) => r.run.includes('second start'));
   const rows = results.map((r) => [
     r.run,
     fmtInt(r.rssMb),
@@ -194,7 +207,7 @@ export async function runRss(o: { quick: boolean; log: (s: string) => void }): P
     r.readySeconds ?? '',
     r.run.startsWith('floor') ? '' : `${(r.rssMb / floor.rssMb).toFixed(2)}x`,
   ]);
-  const worst = Math.max(...results.filter((r) => r.run.startsWith('npm start')).map((r) => r.rssMb));
+  const worst = Math.max(...npmStart.map((r) => r.rssMb));
   const report = table('rss: the embedded default at rest (MB)', ['run', 'RSS', 'JS heap', 'external', 'other', 'threads', 'ready s', 'vs floor'], rows, [
     `target: npm start's RSS <= ${TARGET_MB} MB after start-up settles (${settleMs / 1000} s after ready): ${verdict(worst <= TARGET_MB)} (largest ${worst} MB)`,
     `target: npm start ready < ${TARGET_READY_S} s on a second start: ${verdict(second.every((r) => (r.readySeconds ?? Infinity) < TARGET_READY_S))}`,

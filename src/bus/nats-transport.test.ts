@@ -86,7 +86,11 @@ describe('turn-corked NATS transport', () => {
           },
         });
       });
-      other.subscribe('t.echo', { callback: (_e, m) => m.respond(m.data) });
+      other.subscribe('t.echo', {
+        callback: (_e, m) => {
+          m.respond(m.data);
+        },
+      });
       await other.flush();
       for (let i = 0; i < 1000; i++) {
         nc.publish('t.order', String(i));
@@ -112,7 +116,11 @@ describe('turn-corked NATS transport', () => {
   it('sends what the client handed over before a close, and keeps corking after a reconnect', async () => {
     const other = await connect({ servers: nats.url });
     const got: string[] = [];
-    other.subscribe('t.close', { callback: (_e, m) => got.push(m.string()) });
+    other.subscribe('t.close', {
+      callback: (_e, m) => {
+        got.push(m.string());
+      },
+    });
     await other.flush();
     const nc = await connectNats({ servers: nats.url, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
     for (let i = 0; i < 50; i++) nc.publish('t.close', String(i));
