@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BUCKETS, CONSUMERS, STREAMS, connectBus, coreReplicas, openBucket, type BusOptions } from '../src/bus/index.js';
 import { createLogger } from '../src/kernel/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
+import { testBusOptions } from './harness/bus.js';
 
 let nats: TestNats;
 let nc: NatsConnection;
@@ -29,17 +30,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-const opts = (o: Partial<BusOptions>): BusOptions => ({
-  url: nats.url,
-  name: 'bus-settings',
-  replicas: 1,
-  ackWaitMs: 30_000,
-  maxDeliver: 5,
-  eventsMaxAgeSeconds: 86_400,
-  eventsMaxPerWorkflow: 10_000,
-  idempotencyTtlSeconds: 86_400,
-  ...o,
-});
+const opts = (o: Partial<BusOptions>): BusOptions => testBusOptions(nats.url, 'bus-settings', o);
 
 const s = (ms: number) => nanos(ms);
 

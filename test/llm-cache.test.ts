@@ -23,22 +23,15 @@ import {
   type LlmResult,
 } from '../src/llm/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
+import { testBusOptions } from './harness/bus.js';
 
 const log = pino({ level: 'silent' });
 let nats: TestNats;
 let busA: Bus;
 let busB: Bus;
 
-const busOpts = (url: string, name: string) => ({
-  url,
-  name,
-  replicas: 1,
-  ackWaitMs: 15_000,
-  maxDeliver: 5,
-  eventsMaxAgeSeconds: 3600,
-  eventsMaxPerWorkflow: 100,
-  idempotencyTtlSeconds: 3600,
-});
+const busOpts = (url: string, name: string) =>
+  testBusOptions(url, name, { ackWaitMs: 15_000, eventsMaxAgeSeconds: 3600, eventsMaxPerWorkflow: 100, idempotencyTtlSeconds: 3600 });
 
 beforeAll(async () => {
   nats = await startTestNats();

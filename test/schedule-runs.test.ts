@@ -10,10 +10,10 @@ import { Kvm } from '@nats-io/kv';
 import { describe, expect, inject, it } from 'vitest';
 import { OrchestratorService } from '../src/gen/svc/v1/orchestrator_pb.js';
 import { createLogger } from '../src/kernel/index.js';
-import { connectBus } from '../src/bus/index.js';
 import type { TaskStore } from '../src/tasks/index.js';
 import { LEADER_KEY, Scheduler } from '../src/scheduler/index.js';
 import { startTestNats } from './harness/nats.js';
+import { connectTestBus } from './harness/bus.js';
 import { TEST_RPC_TOKEN, waitFor } from './helpers/app.js';
 import { useSchedulesApp, type User } from './helpers/schedules.js';
 
@@ -251,17 +251,10 @@ describe('several schedulers', () => {
   it('leader lease: one holder at a time, renewed by revision, lost when overwritten, released on stop', async () => {
     const nats = await startTestNats();
     const log = createLogger({ level: 'silent' });
-    const bus = await connectBus(
-      {
-        url: nats.url,
-        name: 'lease-test',
-        replicas: 1,
-        ackWaitMs: 30_000,
-        maxDeliver: 10,
-        eventsMaxAgeSeconds: 3600,
-        eventsMaxPerWorkflow: 1000,
-        idempotencyTtlSeconds: 3600,
-      },
+    const bus = await connectTestBus(
+      nats.url,
+      'lease-test',
+      { maxDeliver: 10, eventsMaxAgeSeconds: 3600, eventsMaxPerWorkflow: 1000, idempotencyTtlSeconds: 3600 },
       log,
     );
     // A database that has nothing due: only the lease is exercised here.

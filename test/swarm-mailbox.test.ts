@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectBus, type Bus } from '../src/bus/index.js';
-import { createLogger } from '../src/kernel/index.js';
+import type { Bus } from '../src/bus/index.js';
 import { LEAD, Mailboxes, SwarmBoard, type Received } from '../src/swarm/index.js';
 import { SwarmAgentContext } from '../src/swarm/agent-context.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
+import { connectTestBus } from './harness/bus.js';
 
 let nats: TestNats;
 let bus: Bus;
@@ -19,19 +19,7 @@ let board: SwarmBoard;
 
 beforeAll(async () => {
   nats = await startTestNats();
-  bus = await connectBus(
-    {
-      url: nats.url,
-      name: 'swarm-mailbox',
-      replicas: 1,
-      ackWaitMs: 30_000,
-      maxDeliver: 5,
-      eventsMaxAgeSeconds: 86_400,
-      eventsMaxPerWorkflow: 10_000,
-      idempotencyTtlSeconds: 86_400,
-    },
-    createLogger({ level: 'silent' }),
-  );
+  bus = await connectTestBus(nats.url, 'swarm-mailbox');
   mail = new Mailboxes(bus.js, bus.jsm, bus.events);
   board = await SwarmBoard.open(bus);
 });

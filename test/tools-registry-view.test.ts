@@ -7,29 +7,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectBus, type Bus } from '../src/bus/index.js';
-import { createLogger } from '../src/kernel/index.js';
+import type { Bus } from '../src/bus/index.js';
 import { ToolRegistry, type Tool, type ToolParameters, type ToolUsage } from '../src/tools/index.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
+import { connectTestBus } from './harness/bus.js';
 
 let nats: TestNats;
 let bus: Bus;
 
 beforeAll(async () => {
   nats = await startTestNats();
-  bus = await connectBus(
-    {
-      url: nats.url,
-      name: 'tools-registry-view',
-      replicas: 1,
-      ackWaitMs: 30_000,
-      maxDeliver: 5,
-      eventsMaxAgeSeconds: 86_400,
-      eventsMaxPerWorkflow: 10_000,
-      idempotencyTtlSeconds: 86_400,
-    },
-    createLogger({ level: 'silent' }),
-  );
+  bus = await connectTestBus(nats.url, 'tools-registry-view');
 });
 afterAll(async () => {
   await bus?.close();

@@ -7,9 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectBus, encodeEvent, msgIdOf, streamId, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
+import { encodeEvent, msgIdOf, streamId, subjects, type Bus, type WorkflowEvent } from '../bus/index.js';
 import { createLogger } from '../kernel/index.js';
 import { startTestNats, type TestNats } from '../../test/harness/nats.js';
+import { connectTestBus } from '../../test/harness/bus.js';
 import { StreamHub, type Encoded, type Subscriber } from './streams.js';
 
 let nats: TestNats;
@@ -18,17 +19,10 @@ const log = createLogger({ level: 'silent' });
 
 beforeAll(async () => {
   nats = await startTestNats();
-  bus = await connectBus(
-    {
-      url: nats.url,
-      name: 'tail-test',
-      replicas: 1,
-      ackWaitMs: 15_000,
-      maxDeliver: 10,
-      eventsMaxAgeSeconds: 3600,
-      eventsMaxPerWorkflow: 1000,
-      idempotencyTtlSeconds: 600,
-    },
+  bus = await connectTestBus(
+    nats.url,
+    'tail-test',
+    { ackWaitMs: 15_000, maxDeliver: 10, eventsMaxAgeSeconds: 3600, eventsMaxPerWorkflow: 1000, idempotencyTtlSeconds: 600 },
     log,
   );
 }, 30_000);

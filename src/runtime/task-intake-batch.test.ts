@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNats, type TestNats } from '../../test/harness/nats.js';
-import { connectBus, subjects, type Bus } from '../bus/index.js';
+import { connectTestBus } from '../../test/harness/bus.js';
+import { subjects, type Bus } from '../bus/index.js';
 import { createLogger } from '../kernel/index.js';
 import { FETCH_BACKLOG_MAX, FETCH_MAX, TaskIntake, type TaskDelivery } from './task-intake.js';
 
@@ -17,19 +18,7 @@ const log = createLogger({ level: 'silent' });
 
 beforeAll(async () => {
   nats = await startTestNats();
-  bus = await connectBus(
-    {
-      url: nats.url,
-      name: 'intake-batch',
-      replicas: 1,
-      ackWaitMs: 30_000,
-      maxDeliver: 5,
-      eventsMaxAgeSeconds: 3600,
-      eventsMaxPerWorkflow: 10_000,
-      idempotencyTtlSeconds: 3600,
-    },
-    log,
-  );
+  bus = await connectTestBus(nats.url, 'intake-batch', {}, log);
 });
 afterAll(async () => {
   await bus?.close();
