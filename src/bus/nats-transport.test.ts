@@ -113,7 +113,7 @@ describe('turn-corked NATS transport', () => {
     }
   });
 
-  it('sends what the client handed over before a close, and keeps corking after a reconnect', async () => {
+  it('sends what the client handed over before a close or a disconnect, and keeps corking after a reconnect', async () => {
     const other = await connect({ servers: nats.url });
     const got: string[] = [];
     other.subscribe('t.close', {
@@ -133,6 +133,30 @@ describe('turn-corked NATS transport', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(got).toHaveLength(50);
     await other.close();
+
+    // A disconnect (a stale connection given up) writes what was handed over before the socket goes.
+    const other2 = await connect({ servers: nats.url });
+    const got2: string[] = [];
+    other2.subscribe('t.disconnect', {
+      callback: (_e, m) => {
+        got2.push(m.string());
+      },
+    });
+    await other2.flush();
+    const dropped = await connectNats({ servers: nats.url, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
+    const back = (async () => {
+      for await (const s of dropped.status()) if (s.type === 'reconnect') return;
+    })();
+    for (let i = 0; i < 50; i++) dropped.publish('t.disconnect', String(i));
+    await Promise.resolve();
+    await Promise.resolve();
+    (dropped as unknown as { protocol: { transport: { disconnect(): void } } }).protocol.transport.disconnect();
+    await back;
+    await other2.flush();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(got2).toHaveLength(50);
+    await dropped.close();
+    await other2.close();
 
     const again = await connectNats({ servers: nats.url, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
     try {

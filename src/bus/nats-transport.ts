@@ -11,11 +11,14 @@
  *
  * How: the client's transport factory (nats-core's `setTransportFactory`, its extension point
  * for transports) makes the transport-node `NodeTransport` this process would have used, with
- * its `send` corking first. The factory is process-wide and read at every (re)connect; a
- * plain `connect()` of transport-node made later in the same process (tests, tools) puts the
- * plain transport back for the connections made after it, which then write uncorked: slower,
- * never different. nats-transport.test.ts fails if an update of the client changes what this
- * relies on (the factory, `NodeTransport.send`, its `socket`).
+ * its `send` corking first. The factory is process-wide and read at every dial, a reconnect's
+ * too: a plain `connect()` of transport-node later in the same process (tests, benchmarks)
+ * puts the plain transport back for every connection's next dial, and a later `connectNats`
+ * corks a plain connection's next dial. Either way only the number of system calls changes,
+ * never what is written. nats-transport.test.ts fails if an update of the client changes what
+ * this relies on (the factory, `NodeTransport.send`, its `socket`); `@nats-io/nats-core` is a
+ * direct dependency pinned to transport-node's version, so the factory set here is the one
+ * transport-node's connection reads.
  */
 import type { NatsConnection, NodeConnectionOptions } from '@nats-io/transport-node';
 import { NatsConnectionImpl, setTransportFactory } from '@nats-io/nats-core/internal';
@@ -40,11 +43,20 @@ class TurnCorkedTransport extends NodeTransport {
 
   /** What this turn wrote leaves before the socket is destroyed (a publish just before a close is not lost). */
   override close(err?: Error): Promise<void> {
-    if (this.corked) {
-      this.corked = false;
-      this.socket?.uncork();
-    }
+    this.release();
     return super.close(err);
+  }
+
+  /** The same before a disconnect (a stale connection given up, a forced reconnect). */
+  override disconnect(): void {
+    this.release();
+    super.disconnect();
+  }
+
+  private release(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.socket?.uncork();
   }
 }
 

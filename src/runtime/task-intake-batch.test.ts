@@ -2,15 +2,16 @@
  * The intake's fetch size: a worker with many free slots and a backlog fills them in a few
  * round trips (each full fetch doubles the next, up to FETCH_BACKLOG_MAX), never takes more
  * than its free slots, takes every message once, and starts again from FETCH_MAX once the
- * backlog is gone. On a real nats-server with the service's topology.
+ * backlog is gone; with the priority levels on, each level ramps on its own pulls. On a real
+ * nats-server with the service's topology.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNats, type TestNats } from '../../test/harness/nats.js';
 import { connectTestBus } from '../../test/harness/bus.js';
-import { subjects, type Bus } from '../bus/index.js';
+import { subjects, taskStream, type Bus, type TaskPriority } from '../bus/index.js';
 import { createLogger } from '../kernel/index.js';
-import { FETCH_BACKLOG_MAX, FETCH_MAX, TaskIntake, type TaskDelivery } from './task-intake.js';
+import { FAIRNESS, FETCH_BACKLOG_MAX, FETCH_MAX, TaskIntake, type TaskDelivery } from './task-intake.js';
 
 let nats: TestNats;
 let bus: Bus;
@@ -25,13 +26,13 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function queue(n: number): Promise<Set<string>> {
+async function queue(n: number, p: TaskPriority = 'normal'): Promise<Set<string>> {
   const ids = new Set<string>();
   await Promise.all(
     Array.from({ length: n }, () => {
       const id = randomUUID();
       ids.add(id);
-      return bus.js.publish(subjects.taskStart(id), JSON.stringify({ task_id: id }), { msgID: id });
+      return bus.js.publish(subjects.taskStart(id, p), JSON.stringify({ task_id: id }), { msgID: id });
     }),
   );
   return ids;
@@ -87,6 +88,36 @@ describe('task intake fetch size', () => {
       got.forEach((d) => d.ack());
     }
     expect(rest).toBe(85);
+    intake.close();
+  });
+
+  it('with every level backlogged, each level ramps on its own pulls and the fetch order keeps the shares', async () => {
+    const intake = new TaskIntake(bus.nc, log, true);
+    // Three cycles of 8 fetches: critical 12 pulls, high 6, normal and low 3 each.
+    const want: Record<TaskPriority, number[]> = {
+      critical: [16, 32, 64, 128, 256, 256, 256, 256, 256, 256, 256, 256],
+      high: [16, 32, 64, 128, 256, 256],
+      normal: [16, 32, 64],
+      low: [16, 32, 64],
+    };
+    for (const [p, sizes] of Object.entries(want)) await queue(sizes.reduce((a, b) => a + b) + 50, p as TaskPriority);
+    const levels: string[] = [];
+    const got: Record<string, number[]> = { critical: [], high: [], normal: [], low: [] };
+    for (let i = 0; i < 24; i++) {
+      const ds = await intake.take(1000);
+      ds.forEach((d) => d.ack());
+      const p = Object.keys(want).find((k) => taskStream(k as TaskPriority) === ds[0]!.info.stream)!;
+      levels.push(p);
+      got[p]!.push(ds.length);
+    }
+    expect(levels).toEqual([...FAIRNESS, ...FAIRNESS, ...FAIRNESS]);
+    expect(got).toEqual(want);
+    // Drain what is left, so that nothing stays queued for another test.
+    for (let left = 200; left > 0;) {
+      const ds = await intake.take(1000);
+      ds.forEach((d) => d.ack());
+      left -= ds.length;
+    }
     intake.close();
   });
 });

@@ -27,11 +27,13 @@ export const FAIRNESS: readonly TaskPriority[] = ['critical', 'high', 'critical'
 /** Most messages one fetch takes at first (a fetch takes from one level: the shares are per fetch). */
 export const FETCH_MAX = 16;
 /**
- * Most messages one fetch takes while the queue is backlogged: each full fetch doubles the
- * next one's size up to this (bounded by the free slots), so a worker with hundreds of free
- * slots and a backlog fills them in a few round trips instead of one per 16 tasks (1,000 tasks
- * submitted at once waited seconds in the queue of an idle worker otherwise); a fetch that
- * is not full goes back to FETCH_MAX.
+ * Most messages one fetch takes while a level is backlogged: each full pull of a level doubles
+ * that level's next pull, up to this (bounded by the free slots), so a worker with hundreds of
+ * free slots and a backlog fills them in a few round trips instead of one per 16 tasks (1,000
+ * tasks submitted at once waited seconds in the queue of an idle worker otherwise); a pull of
+ * that level that is not full goes back to FETCH_MAX. Each level keeps its own size, so one
+ * level's trickle does not cut another's ramp, and with every level backlogged at the cap the
+ * task shares are the fetch shares again.
  */
 export const FETCH_BACKLOG_MAX = 256;
 /** How long an idle worker waits for a publish before it looks again anyway. */
@@ -125,8 +127,8 @@ function ackInfo(reply: string | undefined): { deliveryCount: number; seq: numbe
 
 export class TaskIntake {
   private turn = 0;
-  /** The next fetch's size (FETCH_MAX, doubled after each full fetch up to FETCH_BACKLOG_MAX). */
-  private batch = FETCH_MAX;
+  /** Each level's next pull size (FETCH_MAX, doubled after each full pull of it up to FETCH_BACKLOG_MAX). */
+  private readonly batch = Object.fromEntries(TASK_PRIORITIES.map((p) => [p, FETCH_MAX])) as Record<TaskPriority, number>;
   private readonly closed = new AbortController();
 
   constructor(
@@ -144,11 +146,7 @@ export class TaskIntake {
     let listening: { sub: Subscription; published: Promise<void> } | undefined;
     try {
       while (!this.closed.signal.aborted) {
-        const n = Math.max(1, Math.min(max, this.batch));
-        const got = await this.fetch(n);
-        // Full: more may wait (grow, unless the free slots were the bound); short: back to the start.
-        if (got.length < n) this.batch = FETCH_MAX;
-        else if (n >= this.batch) this.batch = Math.min(this.batch * 2, FETCH_BACKLOG_MAX);
+        const got = await this.fetch(Math.max(1, max));
         if (got.length) return got;
         if (!listening) {
           // Subscribed before looking once more: a publish after that look is not missed.
@@ -170,13 +168,17 @@ export class TaskIntake {
     this.closed.abort();
   }
 
-  /** One fetch: the levels in this turn's order, the first that has anything. */
-  private async fetch(n: number): Promise<TaskDelivery[]> {
+  /** One fetch of at most `max`: the levels in this turn's order, the first that has anything. */
+  private async fetch(max: number): Promise<TaskDelivery[]> {
     for (const p of scanOrder(this.turn++, this.queues)) {
+      const n = Math.min(max, this.batch[p]);
       const got = await this.pull(p, n).catch((err: unknown) => {
         this.log.warn({ err, priority: p }, 'task queue pull failed; looking again shortly');
         return [];
       });
+      // Full: more may wait (grow, unless the free slots were the bound); short: back to the start.
+      if (got.length < n) this.batch[p] = FETCH_MAX;
+      else if (n >= this.batch[p]) this.batch[p] = Math.min(this.batch[p] * 2, FETCH_BACKLOG_MAX);
       if (got.length) return got;
     }
     return [];
