@@ -1,14 +1,15 @@
 /**
  * A reply whose claim reads as absent is refused only after the claim was read again: a
  * leader elected a moment ago may not have applied a grant its predecessor acknowledged. A
- * reply whose storing fails (a NATS request timing out) is tried again.
+ * reply whose storing fails (a NATS request timing out, a stream without a leader) is tried
+ * again, for about 10 s by default.
  */
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../kernel/index.js';
 import type { ClaimBoard, ClaimMeta } from './claims.js';
 import type { PendingStore } from './pending.js';
 import type { DaemonReply, DaemonSocket } from './protocol.js';
-import { Replies } from './replies.js';
+import { REPLY_RETRY_MS, Replies } from './replies.js';
 import type { WorkflowSignals } from '../runtime/index.js';
 
 const meta: ClaimMeta = { conn_id: 'conn-1', thread_id: 't1', channel_type: 'platform_a', timestamp: new Date().toISOString() };
@@ -30,7 +31,8 @@ function setup(reads: Read[]) {
     end: async () => true,
   } as unknown as ClaimBoard;
   const pending = { delete: async () => {} } as unknown as PendingStore;
-  const replies = new Replies(board, pending, {} as WorkflowSignals, async (r) => void delivered.push(r), createLogger({ level: 'silent' }));
+  // Two short waits: three tries in all, quickly.
+  const replies = new Replies(board, pending, {} as WorkflowSignals, async (r) => void delivered.push(r), createLogger({ level: 'silent' }), [5, 5]);
   const sock: DaemonSocket = { id: 'conn-1', owner: { tenantId: 't', userId: 'u' }, send: (f) => (frames.push(f), true), close: () => {} };
   return { replies, sock, got, delivered, frames };
 }
@@ -74,5 +76,9 @@ describe('Replies', () => {
     expect(s.got).toHaveLength(3);
     expect(s.delivered).toEqual([]);
     expect(s.frames).toEqual([expect.objectContaining({ type: 'system', message_id: 'm1', payload: { text: expect.stringMatching(/send it again/) } })]);
+  });
+
+  it('keeps trying for longer than an R3 stream takes to elect a new leader (about 6 s in the drill)', () => {
+    expect(REPLY_RETRY_MS.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(8000);
   });
 });

@@ -16,9 +16,14 @@ import { notHolderFrame, replyFailedFrame, replyOf, type DaemonReply, type Daemo
 
 /** Waits before each further read of a claim its holder's reply did not find (see holdersClaim). */
 const RECHECK_MS = [250, 1000];
-/** Tries of a reply whose storing fails, and the wait between them. */
-const REPLY_ATTEMPTS = 3;
-const REPLY_RETRY_MS = 500;
+/**
+ * The waits before each further try of a reply whose storing fails: about 10 s in all, longer
+ * than an R3 stream takes to elect a leader after its leader's node dies (the fault drill saw
+ * `no responders` from the channel outbox for 6 s after a NATS node's kill, when 3 tries over
+ * 1 s let 6 of 132 claims expire unreplied and be granted again). A claim that expires
+ * meanwhile ends the tries: its reply is then refused as the holder's no longer.
+ */
+export const REPLY_RETRY_MS: readonly number[] = [500, 1000, 2000, 2000, 2000, 2000];
 
 export class Replies {
   constructor(
@@ -27,28 +32,31 @@ export class Replies {
     private readonly signals: WorkflowSignals,
     private readonly deliverReply: ((r: DaemonReply) => Promise<void>) | undefined,
     private readonly log: Logger,
+    private readonly retryMs: readonly number[] = REPLY_RETRY_MS,
   ) {}
 
   /**
    * Handles one reply; true when it was handed on (the claim ended). Every step of it is
    * idempotent (the outbox de-duplicates by message id, the signal is a keyed put, ending and
    * deleting twice is ending and deleting), so a step that fails (a NATS request timing out
-   * while the gateway's connection moves off a node that died) is tried again, REPLY_ATTEMPTS
-   * times in all; before, the daemon got nothing, the claim expired unreplied and the message
-   * was granted again (the fault drill: 2 in 1,093 messages, each at a NATS node's kill). When
-   * every attempt fails the daemon is told so, and may send the reply again while it holds the claim.
+   * while the gateway's connection moves off a node that died, a stream without a leader for
+   * a few seconds) is tried again after each wait of `retryMs`; before, the daemon got nothing,
+   * the claim expired unreplied and the message was granted again (the fault drill: 2 in 1,093
+   * messages, each at a NATS node's kill). When every attempt fails the daemon is told so, and
+   * may send the reply again while it holds the claim.
    */
   async reply(sock: DaemonSocket, id: string, payload: unknown): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.replyOnce(sock, id, payload);
       } catch (err) {
-        if (attempt >= REPLY_ATTEMPTS) {
+        const wait = this.retryMs[attempt - 1];
+        if (wait === undefined) {
           sock.send(replyFailedFrame(id));
           throw err;
         }
         this.log.warn({ err, message_id: id, attempt }, 'daemon reply not stored; trying again');
-        await sleep(REPLY_RETRY_MS);
+        await sleep(wait);
       }
     }
   }
