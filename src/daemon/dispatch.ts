@@ -54,8 +54,9 @@ export class Dispatcher {
     try {
       rev = await this.pending.create(p);
     } catch (err) {
-      // Dispatched before (a redelivery of the same inbound message): its state stands.
-      if (await this.pending.get(msg.message_id)) return;
+      // Dispatched before (a redelivery of the same inbound message): its state stands, and a
+      // message that has left (replied, routed elsewhere) is not offered again.
+      if (await this.pending.known(msg.message_id)) return;
       throw err;
     }
     if (!(await this.send(msg, owner, this.affinity.get(threadKey(owner, msg.thread_id))))) {

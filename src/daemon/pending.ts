@@ -48,9 +48,21 @@ export class PendingStore {
     return new PendingStore(await openLeaderReadBucket(nc, jsm, BUCKETS.daemonPending, { ttlMs: LEAK_BOUND_MS, replicas }), js, jsm);
   }
 
-  /** Stores a new entry; its revision. Throws when the message is pending already. */
+  /**
+   * Stores a new entry; its revision. Throws when the message is pending already, and also when
+   * it was pending once and has left (replied, or routed elsewhere): its key's delete marker
+   * stays for the bucket's TTL, and the write expects no entry at all under the key (`create`
+   * of the KV client would write over a delete marker). A redelivered inbound message is then
+   * not offered again after its reply (seen in the fault drill: a gateway killed while routing
+   * a message, the message granted and answered, then redelivered and granted again).
+   */
   create(p: Pending): Promise<number> {
-    return this.kv.create(kvKeys.daemonPending(p.msg.message_id), encode(p));
+    return this.kv.put(kvKeys.daemonPending(p.msg.message_id), encode(p), { previousSeq: 0 });
+  }
+
+  /** Whether the message is pending, or was and has left (a delete marker under its key). */
+  async known(id: string): Promise<boolean> {
+    return !!(await this.kv.get(kvKeys.daemonPending(id)));
   }
 
   async get(id: string): Promise<PendingEntry | undefined> {
