@@ -48,6 +48,24 @@ async function writesDuring(nc: NatsConnection, fn: () => Promise<void>): Promis
   return n;
 }
 
+/** A plain connection collecting what arrives on `subject` (subscribed and flushed). */
+async function collector(subject: string): Promise<{ nc: NatsConnection; got: string[] }> {
+  const nc = await connect({ servers: nats.url });
+  const got: string[] = [];
+  nc.subscribe(subject, {
+    callback: (_e, m) => {
+      got.push(m.string());
+    },
+  });
+  await nc.flush();
+  return { nc, got };
+}
+
+/** Resolves at `nc`'s next reconnect. */
+async function reconnected(nc: NatsConnection): Promise<void> {
+  for await (const s of nc.status()) if (s.type === 'reconnect') return;
+}
+
 /** 200 publishes in one macrotask, each after its own microtask hop (as independent promise chains make them). */
 async function hoppingPublishes(nc: NatsConnection, subject: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -114,14 +132,7 @@ describe('turn-corked NATS transport', () => {
   });
 
   it('sends what the client handed over before a close or a disconnect, and keeps corking after a reconnect', async () => {
-    const other = await connect({ servers: nats.url });
-    const got: string[] = [];
-    other.subscribe('t.close', {
-      callback: (_e, m) => {
-        got.push(m.string());
-      },
-    });
-    await other.flush();
+    const closing = await collector('t.close');
     const nc = await connectNats({ servers: nats.url, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
     for (let i = 0; i < 50; i++) nc.publish('t.close', String(i));
     // The client hands its buffer to the transport at the end of the microtask run; a close
@@ -129,42 +140,31 @@ describe('turn-corked NATS transport', () => {
     await Promise.resolve();
     await Promise.resolve();
     await nc.close();
-    await other.flush();
+    await closing.nc.flush();
     await new Promise((r) => setTimeout(r, 100));
-    expect(got).toHaveLength(50);
-    await other.close();
+    expect(closing.got).toHaveLength(50);
+    await closing.nc.close();
 
     // A disconnect (a stale connection given up) writes what was handed over before the socket goes.
-    const other2 = await connect({ servers: nats.url });
-    const got2: string[] = [];
-    other2.subscribe('t.disconnect', {
-      callback: (_e, m) => {
-        got2.push(m.string());
-      },
-    });
-    await other2.flush();
+    const disconnecting = await collector('t.disconnect');
     const dropped = await connectNats({ servers: nats.url, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
-    const back = (async () => {
-      for await (const s of dropped.status()) if (s.type === 'reconnect') return;
-    })();
+    const back = reconnected(dropped);
     for (let i = 0; i < 50; i++) dropped.publish('t.disconnect', String(i));
     await Promise.resolve();
     await Promise.resolve();
     (dropped as unknown as { protocol: { transport: { disconnect(): void } } }).protocol.transport.disconnect();
     await back;
-    await other2.flush();
+    await disconnecting.nc.flush();
     await new Promise((r) => setTimeout(r, 100));
-    expect(got2).toHaveLength(50);
+    expect(disconnecting.got).toHaveLength(50);
     await dropped.close();
-    await other2.close();
+    await disconnecting.nc.close();
 
     const again = await connectNats({ servers: nats.url, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
     try {
-      const reconnected = (async () => {
-        for await (const s of again.status()) if (s.type === 'reconnect') return;
-      })();
+      const back = reconnected(again);
       await nats.killAndRestart(200);
-      await reconnected;
+      await back;
       expect(await writesDuring(again, () => hoppingPublishes(again, 't.after'))).toBeLessThanOrEqual(3);
     } finally {
       await again.close();
