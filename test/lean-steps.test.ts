@@ -1,14 +1,18 @@
 /**
- * One wait per step (runtime/context.ts): a step's journal entry is written alongside its last
- * events and carries copies of the ones not yet acknowledged. A normal step still returns only
- * once its events and its record are stored, and its record carries only what was not yet
- * stored; after a crash between the two writes (simulated: the entry is in the journal, its
- * events are not in the stream) the workflow's next activation publishes them from the
- * journal, exactly once, in order, before it goes on, and the recorded step does not run again.
+ * Lean steps (runtime/context.ts): no step waits for an acknowledgement of its own. A step's
+ * journal entry is written alongside its last events and carries copies of the ones not yet
+ * acknowledged, and of the earlier entries not yet acknowledged (`group`); the next step starts
+ * while it is on its way, and a flush waits for everything. Whatever prefix of the entries a
+ * crash leaves stored (simulated: earlier entries never reach the server, a later one does),
+ * every recorded step has its earlier steps recorded and its events. `stored: true` runs only
+ * after everything earlier is stored and returns once its own entry is. After a crash between
+ * an entry and its events (simulated: the entry is in the journal, its events are not in the
+ * stream) the workflow's next activation publishes them from the journal, exactly once, in
+ * order, before it goes on, and the recorded step does not run again.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { STREAMS, decodeEvent, streamId, subjects, type WorkflowEvent } from '../src/bus/index.js';
+import { STREAMS, decodeEvent, streamId, subjects, type PipelinedPublisher, type PubAck, type WorkflowEvent } from '../src/bus/index.js';
 import { createLogger } from '../src/kernel/index.js';
 import { WorkflowContext, appendExternalEvents } from '../src/runtime/index.js';
 import { archivedEvents, json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
@@ -33,15 +37,158 @@ async function streamed(workflowId: string): Promise<WorkflowEvent[]> {
   return out;
 }
 
-const contextOf = (workflowId: string) =>
+const contextOf = (workflowId: string, publisher: PipelinedPublisher = t.app.bus.events) =>
   new WorkflowContext(workflowId, {
-    publisher: t.app.bus.events,
+    publisher,
     journalLog: t.app.bus.journal,
     jsm: t.app.bus.jsm,
     log: createLogger({ level: 'silent' }),
   });
 
-it('a step returns once its events and its record are stored; the record carries only the events not yet acknowledged', async () => {
+interface Held {
+  step: string;
+  entry: Record<string, unknown>;
+  /** Sends it to the server and settles the context's publish with the server's ack. */
+  send(): Promise<void>;
+}
+
+/**
+ * The service's publisher, except that journal entries are held here until the test sends
+ * them (or never does: what a crash before they reached the server leaves).
+ */
+function holdingJournal(): { publisher: PipelinedPublisher; held: Held[] } {
+  const real = t.app.bus.events;
+  const held: Held[] = [];
+  const publisher = Object.create(real) as PipelinedPublisher;
+  publisher.publish = (subject, data, opts) => {
+    if (!subject.startsWith('svc.journal.')) return real.publish(subject, data, opts);
+    return new Promise<PubAck>((resolve, reject) => {
+      const { step, ...entry } = JSON.parse(new TextDecoder().decode(data)) as { step: string } & Record<string, unknown>;
+      held.push({ step, entry, send: () => real.publish(subject, data, opts).then(resolve, reject) });
+    });
+  };
+  return { publisher, held };
+}
+
+/** Whether `p` is still pending after the event loop has had a few turns. */
+async function pending(p: Promise<unknown>): Promise<boolean> {
+  const marker = Symbol('pending');
+  return (await Promise.race([p.then(() => undefined, () => undefined), new Promise((r) => setTimeout(() => r(marker), 50))])) === marker;
+}
+
+it('a step does not wait for its record: the next one starts while it is on its way, a later entry carries it, and a flush waits for both', async () => {
+  const id = randomUUID();
+  const { publisher, held } = holdingJournal();
+  const ctx = contextOf(id, publisher);
+  expect(await ctx.rehydrate()).toBe(false);
+  await ctx.step('start', async () => {
+    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
+    return 'started';
+  });
+  // The first entry follows a stored event (an activation that finds none reads no journal).
+  expect((await streamed(id)).map((e) => e.seq)).toEqual([1]);
+  const ran: string[] = [];
+  for (const name of ['one', 'two']) {
+    await ctx.step(name, async () => {
+      ran.push(name);
+      ctx.emit('STATUS_UPDATE', 'a', name);
+      return `${name} done`;
+    });
+  }
+  // Both ran, and returned, with no entry acknowledged.
+  expect(ran).toEqual(['one', 'two']);
+  expect(held.map((h) => h.step)).toEqual(['start', 'one', 'two']);
+  expect(held[0]!.entry.group).toBeUndefined();
+  expect(held[1]!.entry.group).toEqual([['start', { result: 'started', seqAfter: 1, at: expect.any(String) }]]);
+  expect(held[2]!.entry).toMatchObject({
+    result: 'two done',
+    seqAfter: 3,
+    group: [
+      ['start', { result: 'started', seqAfter: 1, at: expect.any(String) }],
+      ['one', { result: 'one done', seqAfter: 2, at: expect.any(String) }],
+    ],
+  });
+
+  const flushed = ctx.flush();
+  expect(await pending(flushed)).toBe(true);
+  // A crash now: only the last entry ever reaches the server. It records the steps before it.
+  await held[2]!.send();
+  expect(await pending(flushed)).toBe(true);
+  const journal = await t.app.bus.journal.read(id);
+  expect([...journal.keys()]).toEqual(['start', 'one', 'two']);
+  expect(journal.get('one')).toEqual({ result: 'one done', seqAfter: 2, at: expect.any(String) });
+  const next = contextOf(id);
+  expect(await next.rehydrate()).toBe(true);
+  expect(['start', 'one', 'two'].map((s) => next.isRecorded(s))).toEqual([true, true, true]);
+  expect(next.lastSeq).toBe(3);
+  expect((await streamed(id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+
+  // The flush resolves only once every entry sent is acknowledged.
+  await held[0]!.send();
+  expect(await pending(flushed)).toBe(true);
+  await held[1]!.send();
+  await flushed;
+  // The entries' own messages, stored after the copies, read as the same records (with their own event copies).
+  const all = await t.app.bus.journal.read(id);
+  expect([...all].map(([s, e]) => [s, e.result, e.seqAfter])).toEqual([...journal].map(([s, e]) => [s, e.result, e.seqAfter]));
+});
+
+it('a `stored` step runs only once everything before it is stored and returns once its own record is', async () => {
+  const id = randomUUID();
+  const { publisher, held } = holdingJournal();
+  const ctx = contextOf(id, publisher);
+  await ctx.rehydrate();
+  await ctx.step('start', async () => {
+    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
+    return 'started';
+  });
+  let ran = false;
+  const marker = ctx.step(
+    'tool-started',
+    async () => {
+      ran = true;
+      return true;
+    },
+    { stored: true },
+  );
+  expect(await pending(marker)).toBe(true);
+  expect(ran).toBe(false);
+  await held[0]!.send();
+  await new Promise((r) => setTimeout(r, 20));
+  expect(ran).toBe(true);
+  expect(held.map((h) => h.step)).toEqual(['start', 'tool-started']);
+  // Sent after everything before it was stored: it carries nothing.
+  expect(held[1]!.entry.group).toBeUndefined();
+  expect(await pending(marker)).toBe(true);
+  await held[1]!.send();
+  expect(await marker).toBe(true);
+});
+
+it('an entry carries at most 16 earlier ones: the next step waits for them before it sends its own', async () => {
+  const id = randomUUID();
+  const { publisher, held } = holdingJournal();
+  const ctx = contextOf(id, publisher);
+  await ctx.rehydrate();
+  await ctx.step('start', async () => {
+    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
+    return 0;
+  });
+  for (let i = 1; i < 16; i++) await ctx.step(`s${i}`, async () => i);
+  expect(held).toHaveLength(16);
+  expect((held[15]!.entry.group as unknown[]).length).toBe(15);
+  const seventeenth = ctx.step('s16', async () => 16);
+  expect(await pending(seventeenth)).toBe(true);
+  expect(held).toHaveLength(16);
+  for (const h of held.slice(0, 16)) await h.send();
+  expect(await seventeenth).toBe(16);
+  expect(held).toHaveLength(17);
+  expect(held[16]!.entry.group).toBeUndefined();
+  await held[16]!.send();
+  await ctx.flush();
+  expect((await t.app.bus.journal.read(id)).size).toBe(17);
+});
+
+it('a record carries only the events not yet acknowledged when it is sent', async () => {
   const id = randomUUID();
   const ctx = contextOf(id);
   expect(await ctx.rehydrate()).toBe(false);
@@ -49,6 +196,7 @@ it('a step returns once its events and its record are stored; the record carries
     ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
     return 'started';
   });
+  await ctx.flush();
   // An activation that finds no event does not read the journal: the first entry follows its event.
   expect((await streamed(id)).map((e) => e.seq)).toEqual([1]);
   expect((await t.app.bus.journal.read(id)).get('start')).toEqual({ result: 'started', seqAfter: 1, at: expect.any(String) });
@@ -60,6 +208,7 @@ it('a step returns once its events and its record are stored; the record carries
     ctx.emit('STATUS_UPDATE', 'a', 'three');
     return 'worked';
   });
+  await ctx.flush();
   const stored = await streamed(id);
   expect(stored.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   const work = (await t.app.bus.journal.read(id)).get('work')!;
@@ -68,6 +217,7 @@ it('a step returns once its events and its record are stored; the record carries
   expect(work.events).toEqual(stored.slice(2));
 
   await ctx.step('quiet', async () => 'nothing emitted');
+  await ctx.flush();
   expect((await t.app.bus.journal.read(id)).get('quiet')).toEqual({ result: 'nothing emitted', seqAfter: 4, at: expect.any(String) });
 });
 

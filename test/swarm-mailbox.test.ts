@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bus } from '../src/bus/index.js';
+import { STREAMS, type Bus } from '../src/bus/index.js';
 import { LEAD, Mailboxes, SwarmBoard, type Received } from '../src/swarm/index.js';
 import { SwarmAgentContext } from '../src/swarm/agent-context.js';
 import { startTestNats, type TestNats } from './harness/nats.js';
@@ -140,10 +140,14 @@ describe('swarm mailboxes', () => {
     expect(await again.rehydrate()).toBe(0);
     expect(await read(again)).toEqual({ read: 2, last: 7 });
     expect(await again.step('turn-2', async () => 'answer')).toBe('answer');
-    // One journal message: the turn's, carrying the deferred read's record.
+    // One journal message: the turn's, carrying the deferred read's record (read back as its own step's).
+    const subject = bus.journal.subject(wf, 'agent-1');
+    const info = await bus.jsm.streams.info(STREAMS.journal, { subjects_filter: subject });
+    expect(info.state.subjects).toEqual({ [subject]: 1 });
     const written = await bus.journal.read(wf, 'agent-1');
-    expect([...written.keys()]).toEqual(['turn-2']);
-    expect(written.get('turn-2')).toMatchObject({ result: 'answer', group: [['inbox-2', { result: { read: 2, last: 7 } }]] });
+    expect([...written.keys()]).toEqual(['inbox-2', 'turn-2']);
+    expect(written.get('inbox-2')).toEqual({ result: { read: 2, last: 7 } });
+    expect(written.get('turn-2')).toEqual({ result: 'answer' });
     const third = make();
     expect(await third.rehydrate()).toBe(2);
     expect(await read(third)).toEqual({ read: 2, last: 7 });

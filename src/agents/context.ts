@@ -10,7 +10,12 @@ import type { EventType } from '../bus/index.js';
  * workflow's WorkflowContext is one (durable); AgentService runs agents on an ephemeral one.
  */
 export interface AgentContext {
-  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` once (a recorded result is returned). `stored`: only once every earlier step is
+   * durably recorded, and returns once this one is (a durable context may otherwise start the
+   * next step while this one's record is on its way; see runtime/context.ts).
+   */
+  step<T>(name: string, fn: () => Promise<T>, o?: { stored?: boolean }): Promise<T>;
   isRecorded(step: string): boolean;
   emit(type: EventType, agentId: string, message: string, payload?: Record<string, unknown>): unknown;
   checkpoint(): void;
@@ -30,9 +35,9 @@ export function scopedContext(parent: AgentContext): { ctx: AgentContext; abort(
     if (ac.signal.aborted) throw ac.signal.reason instanceof Error ? ac.signal.reason : new Error('stopped: a parallel step failed');
   };
   const ctx: AgentContext = {
-    step: (name, fn) => {
+    step: (name, fn, o) => {
       stopped();
-      return parent.step(name, fn);
+      return parent.step(name, fn, o);
     },
     isRecorded: (name) => parent.isRecorded(name),
     emit: (type, agentId, message, payload) => (ac.signal.aborted ? undefined : parent.emit(type, agentId, message, payload)),

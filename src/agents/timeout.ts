@@ -84,8 +84,10 @@ export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs
     if (mine()) throw timedOut();
   };
   const ctx: AgentContext = {
-    step: (name, fn) =>
-      parent.step(name, async () => {
+    step: (name, fn, o) =>
+      parent.step(
+        name,
+        async () => {
         expired();
         try {
           const r = await fn();
@@ -94,7 +96,7 @@ export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs
         } catch (err) {
           throw mine() ? timedOut() : err;
         }
-      }),
+      }, o),
     isRecorded: (name) => parent.isRecorded(name),
     emit: (type, id, message, payload) => (mine() ? undefined : parent.emit(type, id, message, payload)),
     checkpoint: () => {

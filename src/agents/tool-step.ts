@@ -84,7 +84,8 @@ export async function toolStep(
   let args = argumentsOf(call);
   if (verdict && !verdict.approved) return refusedStep(ctx, spec, call, step, args, verdict.message);
   if (verdict?.arguments) args = verdict.arguments;
-  if (allowed && !tool.retryable) await ctx.step(`${step}-started`, async () => true);
+  // Stored before the tool runs: a crash then finds it and does not run the tool again.
+  if (allowed && !tool.retryable) await ctx.step(`${step}-started`, async () => true, { stored: true });
   return ctx.step(step, async () => {
     ctx.emit('TOOL_INVOKED', spec.agentId, `Calling ${call.name}`, { tool: call.name, call_id: call.id, arguments: args ?? call.arguments });
     let exec: Pick<ToolExecution, 'success' | 'text' | 'error' | 'output' | 'executionTimeMs'>;

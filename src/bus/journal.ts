@@ -3,7 +3,10 @@
  * (`svc.journal.<workflow_id>`), one message per journaled step (`{step, ...entry}`; a step
  * written twice (a replay after a crash mid-write) reads as its last message). An entry may
  * carry copies of its step's last events (`events`, see runtime/context.ts): they are written
- * alongside the events rather than after them, so one wait per step covers both.
+ * alongside the events rather than after them, so one wait per step covers both. It may also
+ * carry other steps' records (`group`: `[step, entry][]`, before its own): a swarm agent's
+ * deferred steps, or a workflow's records sent before it and not yet acknowledged. `read`
+ * returns those as records of their own steps (a step's own message, read first, wins).
  *
  * Why a stream with a subject per workflow and not a KV key per step: reading a workflow's
  * whole journal back (every re-activation, e.g. every decision that wakes a waiting task) is
@@ -72,8 +75,13 @@ export class JournalLog {
           got++;
           left--;
           try {
-            const { step, ...entry } = JSON.parse(dec.decode(m.data)) as { step?: unknown } & Record<string, unknown>;
-            if (typeof step === 'string') out.set(step, entry);
+            const { step, group, ...entry } = JSON.parse(dec.decode(m.data)) as { step?: unknown; group?: unknown } & Record<string, unknown>;
+            if (typeof step !== 'string') continue;
+            // Records carried by this one (written with it, or sent before it and not yet acknowledged
+            // then): each counts as its step's record unless the step's own message was read first.
+            if (Array.isArray(group))
+              for (const g of group as [string, Record<string, unknown>][]) if (Array.isArray(g) && typeof g[0] === 'string' && !out.has(g[0])) out.set(g[0], g[1]);
+            out.set(step, entry);
           } catch {
             /* not a journal message */
           }

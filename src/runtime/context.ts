@@ -7,16 +7,24 @@
  *   publish carries the de-duplication id (workflow, seq), so a retried publish is harmless.
  * - a step whose outcome was journaled is never executed again; a step cut off mid-way runs
  *   again from its start, announced by an ERROR_RECOVERY event naming it.
- * - events are published pipelined (no round trip per event); a step counts as done only
- *   after all its events are acknowledged by JetStream and its outcome is journaled.
- * - one wait per step, not two: the journal entry is sent alongside the step's last events
- *   rather than after their acks, and carries copies of the events JetStream had not yet
- *   acknowledged when it was sent (usually only the step's final ones; the JOURNAL and EVENTS
- *   streams store independently). A crash between the two writes can leave the entry stored
- *   and its events not: an activation that finds the event stream ending before the
- *   journal's highest `seqAfter` publishes the missing events again from those copies (same
- *   de-duplication ids, in order) before anything else, so a recorded step always has its
- *   events. The first entry of a workflow is written only once an event is stored, because an
+ * - events and journal entries are published pipelined: no step waits for an ack of its own.
+ *   The next step starts while the last one's entry is on its way; a journal entry carries
+ *   copies of the events JetStream had not yet acknowledged when it was sent (`events`), and
+ *   of the journal entries sent before it and not yet acknowledged (`group`; the journal's
+ *   read hands them back as records of their steps). So whatever prefix of the journal a
+ *   crash leaves stored, every step it records has its earlier steps recorded too, and its
+ *   events: an activation that finds the event stream ending before the journal's highest
+ *   `seqAfter` publishes the missing events again from those copies (same de-duplication ids,
+ *   in order) before anything else, so a recorded step always has its events. A step cut off
+ *   by a crash before its entry was stored runs again, as any step in flight does; so may the
+ *   step before it, whose entry was still on its way.
+ * - what must not run before the steps before it are stored, waits: `step(..., { stored: true })`
+ *   runs only once everything earlier is stored and returns once its own entry is (the marker
+ *   before a tool that is not safe to run twice, a workflow's finish); `flush()` waits for
+ *   everything sent, and the actor flushes before it acks its message, passivates or hands
+ *   the workflow back. Entries carry at most MAX_CARRIED_RECORDS earlier ones: past that a
+ *   step waits for them first.
+ * - the first entry of a workflow is written only once an event is stored, because an
  *   activation that finds no event takes the workflow for a fresh one without reading the
  *   journal (rehydrate).
  * - through a NATS outage, publishes wait (up to the task's deadline) and are re-sent in
@@ -49,6 +57,14 @@ export interface JournalEntry<T = unknown> {
   events?: WorkflowEvent[];
 }
 
+/** What `step` promises about storage (see the file's head). */
+export interface StepOptions {
+  /** Runs the step even after the workflow was aborted (its finish). */
+  evenIfAborted?: boolean;
+  /** Runs `fn` only once every earlier event and entry is stored; resolves once this step's entry is. */
+  stored?: boolean;
+}
+
 /**
  * An event or journal entry could not be stored before the workflow's deadline: what is
  * stored may now end before seqs this context has handed out. The actor must stop without
@@ -72,6 +88,9 @@ const PUBLISH_GRACE_MS = 10_000;
  * largest message.
  */
 const MAX_CARRYING_ENTRY_BYTES = 256 * 1024;
+
+/** Journal entries sent and not yet acknowledged that a new one may carry; past this, the step waits for them. */
+const MAX_CARRIED_RECORDS = 16;
 
 /**
  * The events a crash between a journal entry and its events kept from the stream: those after
@@ -106,6 +125,9 @@ export class WorkflowContext {
   private pending: Promise<unknown>[] = [];
   /** Published events whose ack has not come yet, in seq order: what a journal entry carries. */
   private readonly unacked = new Map<number, WorkflowEvent>();
+  /** Journal entries sent whose ack has not come yet, in order: what the next entry carries (`group`). */
+  private readonly unackedEntries = new Map<number, [string, JournalEntry]>();
+  private entriesSent = 0;
   private journal = new Map<string, JournalEntry>();
   private recoveredAfterCrash = false;
   private lastJournaledSeq = 0;
@@ -234,7 +256,7 @@ export class WorkflowContext {
     this.pending.push(p);
   }
 
-  /** Waits until JetStream has stored every event emitted so far. */
+  /** Waits until JetStream has stored every event emitted and every journal entry sent so far. */
   async flush(): Promise<void> {
     while (this.pending.length) {
       const batch = this.pending;
@@ -252,7 +274,7 @@ export class WorkflowContext {
    * Runs `fn` once per workflow: a recorded outcome is returned without running it again.
    * A step cut off by a crash runs again from its start, announced with ERROR_RECOVERY.
    */
-  async step<T>(name: string, fn: () => Promise<T>, opts: { evenIfAborted?: boolean } = {}): Promise<T> {
+  async step<T>(name: string, fn: () => Promise<T>, opts: StepOptions = {}): Promise<T> {
     const recorded = this.journal.get(name);
     if (recorded) return recorded.result as T;
     if (!opts.evenIfAborted) {
@@ -269,26 +291,43 @@ export class WorkflowContext {
         resumed_after_seq: this.seq,
       });
     }
+    if (opts.stored) await this.flush();
     const result = await fn();
     await this.record(name, result);
+    if (opts.stored) await this.flush();
     return result;
   }
 
-  /** Journals a step's outcome alongside its events not yet acknowledged; resolves once both are stored. */
+  /**
+   * Sends a step's journal entry with copies of the events and entries not yet acknowledged
+   * (see the file's head); its ack is awaited by a later flush, not here.
+   */
   private async record(name: string, result: unknown): Promise<void> {
     if (this.desync) throw this.desync;
     // An activation that finds no event does not read the journal: the first entry follows a stored event.
-    if (!this.storedSeq) await this.flush();
+    if (!this.storedSeq || this.unackedEntries.size >= MAX_CARRIED_RECORDS) await this.flush();
     const entry: JournalEntry = { result, seqAfter: this.seq, at: new Date().toISOString() };
     const log = this.deps.journalLog;
-    let data = this.unacked.size ? log.encode(name, { ...entry, events: [...this.unacked.values()] }) : undefined;
+    const carrying = this.unacked.size || this.unackedEntries.size;
+    let data = carrying
+      ? log.encode(name, {
+          ...entry,
+          ...(this.unacked.size ? { events: [...this.unacked.values()] } : {}),
+          ...(this.unackedEntries.size ? { group: [...this.unackedEntries.values()] } : {}),
+        })
+      : undefined;
     if (data && data.length > MAX_CARRYING_ENTRY_BYTES) {
       await this.flush();
       data = undefined;
     }
+    const n = ++this.entriesSent;
+    this.unackedEntries.set(n, [name, entry]);
     // The pipelined publisher avoids a full request round-trip object per write on this hot path.
-    const journaled = this.published(this.deps.publisher.publish(log.subject(this.workflowId), data ?? log.encode(name, entry), this.publishOptions()));
-    await Promise.all([this.flush(), journaled]);
+    const p = this.published(this.deps.publisher.publish(log.subject(this.workflowId), data ?? log.encode(name, entry), this.publishOptions())).then(() => {
+      this.unackedEntries.delete(n);
+    });
+    p.catch(() => {}); // surfaced by flush()
+    this.pending.push(p);
     this.journal.set(name, entry);
   }
 }

@@ -534,7 +534,9 @@ export class Worker {
         ctx.emit('STREAM_END', 'orchestrator', 'Stream ended', { status: outcome.status });
         return { status: outcome.status };
       },
-      { evenIfAborted: true },
+      // The task reads finished in PostgreSQL only once every step before is stored, and the
+      // actor acks its message only once the finish is.
+      { evenIfAborted: true, stored: true },
     );
   }
 

@@ -94,11 +94,8 @@ export class SwarmAgentContext implements AgentContext {
 
   /** Reads the agent's journal (a re-activation continues after its last recorded step). Returns how many steps it holds. */
   async rehydrate(): Promise<number> {
-    for (const [step, e] of await this.d.journal.read(this.d.workflowId, this.d.name)) {
-      const { group, ...entry } = e as unknown as Entry;
-      for (const [name, g] of group ?? []) this.record(name, g);
-      this.record(step, entry);
-    }
+    // The read hands a message's `group` back as records of their own steps, in order.
+    for (const [step, e] of await this.d.journal.read(this.d.workflowId, this.d.name)) this.record(step, e as unknown as Entry);
     return this.journal.size;
   }
 
@@ -128,9 +125,11 @@ export class SwarmAgentContext implements AgentContext {
   /**
    * Runs `fn` once per agent (a recorded result is returned without running it). `deferred`:
    * its record is written with the next step's (see the file's head); only for a step whose
-   * sends are fixed by the steps recorded before it.
+   * sends are fixed by the steps recorded before it. A step that is not deferred returns once
+   * its record is stored, with the deferred ones before it: what `stored` asks for is how
+   * every such step runs here.
    */
-  async step<T>(name: string, fn: () => Promise<T>, o: { deferred?: boolean } = {}): Promise<T> {
+  async step<T>(name: string, fn: () => Promise<T>, o: { deferred?: boolean; stored?: boolean } = {}): Promise<T> {
     const recorded = this.journal.get(name);
     if (recorded) {
       this.track(name, recorded.result);

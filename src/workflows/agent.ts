@@ -51,7 +51,7 @@ export const agent: Workflow = async (ctx, p) => {
     if (verdict && !verdict.approved) throw new AppError(Code.FailedPrecondition, `approval rejected: ${verdict.message}`);
     if (verdict?.arguments) args = verdict.arguments;
   }
-  if (!tool.retryable && !ctx.isRecorded(step)) await ctx.step(`${step}-started`, async () => true);
+  if (!tool.retryable && !ctx.isRecorded(step)) await ctx.step(`${step}-started`, async () => true, { stored: true });
   const timeoutMs = deps.agentTimeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
   const clock = ctx.isRecorded(step) ? undefined : await startAgentClock(ctx, a.id, timeoutMs);
   const actx = clock?.ctx ?? ctx;

@@ -68,12 +68,16 @@ export class SourceRecorder {
   /** `parent` with every step's reads added to (and read back from) its journal entry. */
   context(parent: AgentContext): AgentContext {
     return {
-      step: async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
-        const r = await parent.step(name, async () => {
-          const hits: SourceHit[] = [];
-          const out = await bucket.run(hits, fn);
-          return hits.length && out && typeof out === 'object' ? ({ ...out, [SOURCES_KEY]: hits } as T) : out;
-        });
+      step: async <T>(name: string, fn: () => Promise<T>, o?: { stored?: boolean }): Promise<T> => {
+        const r = await parent.step(
+          name,
+          async () => {
+            const hits: SourceHit[] = [];
+            const out = await bucket.run(hits, fn);
+            return hits.length && out && typeof out === 'object' ? ({ ...out, [SOURCES_KEY]: hits } as T) : out;
+          },
+          o,
+        );
         const hits = r && typeof r === 'object' ? (r as Record<string, unknown>)[SOURCES_KEY] : undefined;
         if (Array.isArray(hits)) this.byStep.set(name, hits as SourceHit[]);
         return r;

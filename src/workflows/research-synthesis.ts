@@ -82,7 +82,7 @@ export async function synthesise(
 /** `ctx` without the model's text events: the synthesiser's raw text is not the answer. */
 function withoutText(ctx: WorkflowContext): AgentContext {
   return {
-    step: (name, fn) => ctx.step(name, fn),
+    step: (name, fn, o) => ctx.step(name, fn, o),
     isRecorded: (name) => ctx.isRecorded(name),
     emit: (type, agentId, message, payload) => (type === 'LLM_PARTIAL' || type === 'LLM_OUTPUT' ? undefined : ctx.emit(type, agentId, message, payload)),
     checkpoint: () => ctx.checkpoint(),

@@ -60,7 +60,7 @@ const callOf = (agentId: string, step: string, t: { model: string; provider: str
 /** The lead's own model calls (plan, people's messages) stream no LLM_PARTIAL: they are decisions, told as LEAD_DECISION. */
 function quiet(ctx: WorkflowContext): AgentContext {
   return {
-    step: (name, fn) => ctx.step(name, fn),
+    step: (name, fn, o) => ctx.step(name, fn, o),
     isRecorded: (name) => ctx.isRecorded(name),
     emit: (type, agentId, message, payload) => (type === 'LLM_PARTIAL' ? undefined : ctx.emit(type, agentId, message, payload)),
     checkpoint: () => ctx.checkpoint(),

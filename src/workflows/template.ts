@@ -64,7 +64,7 @@ export const template: Workflow = async (ctx, p) => {
             `template ${tpl.key} step "${step.id}" was interrupted by a worker stop; ${tool.name} is not safe to run twice, so the task stops here`,
           );
         }
-        await ctx.step(`${name}-started`, async () => true);
+        await ctx.step(`${name}-started`, async () => true, { stored: true });
       }
       const text = await ctx.step(name, async () => {
         ctx.emit('PROGRESS', agentId, `Template ${tpl.key}: step ${step.id}`, { stage: 'template_step', template: tpl.key, step: step.id, type: step.type });
