@@ -45,6 +45,13 @@ const contextOf = (workflowId: string, publisher: PipelinedPublisher = t.app.bus
     log: createLogger({ level: 'silent' }),
   });
 
+/** A workflow's first step: one event (WORKFLOW_STARTED), result 'started'. */
+const started = (ctx: WorkflowContext) =>
+  ctx.step('start', async () => {
+    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
+    return 'started';
+  });
+
 interface Held {
   step: string;
   entry: Record<string, unknown>;
@@ -81,10 +88,7 @@ it('a step does not wait for its record: the next one starts while it is on its 
   const { publisher, held } = holdingJournal();
   const ctx = contextOf(id, publisher);
   expect(await ctx.rehydrate()).toBe(false);
-  await ctx.step('start', async () => {
-    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
-    return 'started';
-  });
+  await started(ctx);
   // The first entry follows a stored event (an activation that finds none reads no journal).
   expect((await streamed(id)).map((e) => e.seq)).toEqual([1]);
   const ran: string[] = [];
@@ -138,10 +142,7 @@ it('a `stored` step runs only once everything before it is stored and returns on
   const { publisher, held } = holdingJournal();
   const ctx = contextOf(id, publisher);
   await ctx.rehydrate();
-  await ctx.step('start', async () => {
-    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
-    return 'started';
-  });
+  await started(ctx);
   let ran = false;
   const marker = ctx.step(
     'tool-started',
@@ -169,10 +170,7 @@ it('an entry carries at most 16 earlier ones: the next step waits for them befor
   const { publisher, held } = holdingJournal();
   const ctx = contextOf(id, publisher);
   await ctx.rehydrate();
-  await ctx.step('start', async () => {
-    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
-    return 0;
-  });
+  await started(ctx);
   for (let i = 1; i < 16; i++) await ctx.step(`s${i}`, async () => i);
   expect(held).toHaveLength(16);
   expect((held[15]!.entry.group as unknown[]).length).toBe(15);
@@ -192,10 +190,7 @@ it('a record carries only the events not yet acknowledged when it is sent', asyn
   const id = randomUUID();
   const ctx = contextOf(id);
   expect(await ctx.rehydrate()).toBe(false);
-  await ctx.step('start', async () => {
-    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
-    return 'started';
-  });
+  await started(ctx);
   await ctx.flush();
   // An activation that finds no event does not read the journal: the first entry follows its event.
   expect((await streamed(id)).map((e) => e.seq)).toEqual([1]);
@@ -282,10 +277,7 @@ it('an append from outside first publishes the events the journal records and th
   const id = randomUUID();
   const ctx = contextOf(id);
   await ctx.rehydrate();
-  await ctx.step('start', async () => {
-    ctx.emit('WORKFLOW_STARTED', 'orchestrator', 'started');
-    return 'started';
-  });
+  await started(ctx);
   // A crash between the next step's record and its event: the entry is stored, the event is not.
   const lost: WorkflowEvent = {
     workflow_id: id,
