@@ -80,7 +80,15 @@ function holdingJournal(): { publisher: PipelinedPublisher; held: Held[] } {
 /** Whether `p` is still pending after the event loop has had a few turns. */
 async function pending(p: Promise<unknown>): Promise<boolean> {
   const marker = Symbol('pending');
-  return (await Promise.race([p.then(() => undefined, () => undefined), new Promise((r) => setTimeout(() => r(marker), 50))])) === marker;
+  return (
+    (await Promise.race([
+      p.then(
+        () => undefined,
+        () => undefined,
+      ),
+      new Promise((r) => setTimeout(() => r(marker), 50)),
+    ])) === marker
+  );
 }
 
 it('a step does not wait for its record: the next one starts while it is on its way, a later entry carries it, and a flush waits for both', async () => {

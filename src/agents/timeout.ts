@@ -88,15 +88,17 @@ export function startAgentClock(parent: AgentContext, agentId: string, timeoutMs
       parent.step(
         name,
         async () => {
-        expired();
-        try {
-          const r = await fn();
-          expired(); // finished only after the deadline: not recorded
-          return r;
-        } catch (err) {
-          throw mine() ? timedOut() : err;
-        }
-      }, o),
+          expired();
+          try {
+            const r = await fn();
+            expired(); // finished only after the deadline: not recorded
+            return r;
+          } catch (err) {
+            throw mine() ? timedOut() : err;
+          }
+        },
+        o,
+      ),
     isRecorded: (name) => parent.isRecorded(name),
     emit: (type, id, message, payload) => (mine() ? undefined : parent.emit(type, id, message, payload)),
     checkpoint: () => {

@@ -80,7 +80,8 @@ export class JournalLog {
             // Records carried by this one (written with it, or sent before it and not yet acknowledged
             // then): each counts as its step's record unless the step's own message was read first.
             if (Array.isArray(group))
-              for (const g of group as [string, Record<string, unknown>][]) if (Array.isArray(g) && typeof g[0] === 'string' && !out.has(g[0])) out.set(g[0], g[1]);
+              for (const g of group as [string, Record<string, unknown>][])
+                if (Array.isArray(g) && typeof g[0] === 'string' && !out.has(g[0])) out.set(g[0], g[1]);
             out.set(step, entry);
           } catch {
             /* not a journal message */
