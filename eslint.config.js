@@ -3,7 +3,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'src/gen/', 'bench/results/'] },
+  // Generated code: src/gen/ (buf generate), src/client/schema.gen.ts (npm run gen:client).
+  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'src/gen/', 'src/client/schema.gen.ts', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -54,6 +55,23 @@ export default tseslint.config(
           selector: 'Program > :not(ExportNamedDeclaration[source])',
           message:
             "An entry file only hands names on: `export { name } from './file.js'` (or `export type { ... }`); move the code into a file named for its job.",
+        },
+      ],
+    },
+  },
+  // The API client is bundled for the browser console too: web APIs only (no `node:` modules) and
+  // nothing else of src/ (dependency-cruiser checks the folder rules; this keeps it self-contained).
+  {
+    files: ['src/client/**/*.ts'],
+    ignores: ['src/client/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'src/client runs in a browser too: use web APIs (fetch, ReadableStream, AbortSignal), not Node modules.' },
+            { group: ['../*'], message: 'src/client imports nothing else of src/ (it is bundled on its own for the browser console).' },
+          ],
         },
       ],
     },

@@ -6,7 +6,9 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode = 1,
+    /** What caused it (e.g. the API client's ApiError of a non-2xx answer), for a command that words some answers its own way. */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }

@@ -7,11 +7,18 @@
  *   taskorch status <task_id>        a task's status and result
  *   taskorch list                    recent tasks
  *   taskorch cancel <task_id>        cancel a queued or running task
+ *   taskorch review <task_id>        a plan under review: show, --feedback, --approve
+ *   taskorch approve [<id> --yes|--no]  pending approvals, or decide one
+ *   taskorch agents [show|run]       the agent catalogue; run one with its input
+ *   taskorch sessions [<id>]         sessions, or one's history by turn
+ *   taskorch schedules [...]         list, create, show, pause, resume, runs, delete
+ *   taskorch events <task_id>        a task's stored events
+ *   taskorch timeline <task_id>      a task's steps over time
  *
- * Every command but `start` is an HTTP client of a gateway: --url / TASKORCH_URL (default
- * http://localhost:8080) and --api-key / TASKORCH_API_KEY (sent as X-API-Key). Nothing of the
- * service is loaded unless `start` runs (the client commands use Node built-ins,
- * eventsource-parser for the event stream and the kernel's backoff for reconnecting).
+ * Every command but `start` is an HTTP client of a gateway through the typed API client
+ * (src/client): --url / TASKORCH_URL (default http://localhost:8080) and --api-key /
+ * TASKORCH_API_KEY (sent as X-API-Key); `--json` prints the API's answer as is. Nothing of the
+ * service is loaded unless `start` runs.
  *
  * Output: results on stdout, progress and errors on stderr, so `taskorch submit ... > answer.txt`
  * keeps only the answer. Exit codes: 0 success; 1 a failed request, or a task that ended in

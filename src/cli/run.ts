@@ -2,6 +2,12 @@
 import { CliError } from './errors.js';
 import { HELP, USAGE } from './help.js';
 import { err, out } from './output.js';
+import { cmdAgents } from './agents-commands.js';
+import { cmdApprove } from './approve-commands.js';
+import { cmdEvents, cmdTimeline } from './events-commands.js';
+import { cmdReview } from './review-commands.js';
+import { cmdSchedules } from './schedules-commands.js';
+import { cmdSessions } from './sessions-commands.js';
 import { cmdStart } from './start.js';
 import { cmdSubmit } from './submit.js';
 import { cmdCancel, cmdList, cmdStatus } from './task-commands.js';
@@ -13,6 +19,13 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number | 'running'>> 
   status: cmdStatus,
   list: cmdList,
   cancel: cmdCancel,
+  review: cmdReview,
+  approve: cmdApprove,
+  agents: cmdAgents,
+  sessions: cmdSessions,
+  schedules: cmdSchedules,
+  events: cmdEvents,
+  timeline: cmdTimeline,
 };
 
 /** The exit code of a command, or 'running' when it started the service (which exits on its own). */
