@@ -38,6 +38,13 @@ module.exports = {
       to: { path: '^src/(gateway|rpc)/' },
     },
     {
+      name: 'console-imports-only-the-client',
+      severity: 'error',
+      comment: 'The browser console (src/console) talks to the service only through the public API: of src/ it imports only the client (src/client/index.ts).',
+      from: { path: '^src/console/' },
+      to: { path: '^src/', pathNot: ['^src/console/', '^src/client/index\\.ts$'] },
+    },
+    {
       name: 'no-circular-folders',
       severity: 'error',
       comment: 'No cycles between the folders of src/.',
@@ -90,7 +97,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'],
     },
   },
 };

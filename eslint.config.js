@@ -76,6 +76,25 @@ export default tseslint.config(
       ],
     },
   },
+  // The browser console (src/console, bundled by scripts/build-console.mjs): browser APIs only, and
+  // of src/ only the API client's entry (it talks to the service through the public API alone).
+  {
+    files: ['src/console/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'src/console runs in a browser: use web APIs, not Node modules.' },
+            {
+              group: ['../*', '!../client', '!../client/index.js'],
+              message: 'src/console imports only the API client (../client/index.js) of src/: it talks to the service through the public API.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // CommonJS configuration files (.dependency-cruiser.cjs).
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );

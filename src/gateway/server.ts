@@ -44,6 +44,7 @@ import { registerTimelineRoute } from './timeline-route.js';
 import { registerWorkspaceRoutes } from './workspace-routes.js';
 import { registerMemoryRoutes } from './memory-routes.js';
 import { registerMetricsRoute } from './metrics-route.js';
+import { serveConsole } from './console-route.js';
 import { copyRequest, corsHeaders, route, writeReply, type CorsPolicy, type Reply } from './http.js';
 import { buildOpenApi } from './openapi.js';
 import { StreamHub } from './streams.js';
@@ -190,6 +191,8 @@ export class Gateway {
 
     app.any('/*', (res, req) => {
       const r = copyRequest(req, 0);
+      // The browser console (GET /, /app.js, /app.css): files, not API routes.
+      if (serveConsole(res, r, corsHeaders(this.cors, r.headers.origin))) return;
       writeReply(res, { status: 404, body: { error: `Not found: ${r.method} ${r.url}` } }, corsHeaders(this.cors, r.headers.origin));
     });
   }

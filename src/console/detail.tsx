@@ -1,0 +1,88 @@
+/**
+ * A task's detail: its status object (status, query, session, mode, model, usage, result as
+ * markdown, error) and its raw persisted events (GET /api/v1/tasks/{id}/events), each as JSON.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { ok } from '../client/index.js';
+import { json, shortName, time } from './format.js';
+import { Markdown } from './markdown.js';
+import { href } from './router.js';
+import { call, messageOf } from './session.js';
+
+async function load(id: string) {
+  return call(async (api) => {
+    const opts = { params: { path: { id } } };
+    const [status, events] = await Promise.all([
+      api.GET('/api/v1/tasks/{id}', opts),
+      api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query: { limit: 1000 } } }),
+    ]);
+    return { status: ok(status), events: ok(events).events };
+  });
+}
+type Detail = Awaited<ReturnType<typeof load>>;
+
+export function DetailPage({ id }: { id: string }) {
+  const [d, setD] = useState<Detail>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    load(id).then(setD, (err) => setError(messageOf(err)));
+  }, [id]);
+  const s = d?.status;
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title" tabIndex={-1}>
+        Task details
+      </h1>
+      <p class="task-id">
+        <code>{id}</code> · <a href={href.live(id)}>live view</a>
+      </p>
+      <p class="error" role="alert">
+        {error ?? ''}
+      </p>
+      {s ? (
+        <dl class="facts">
+          <dt>Status</dt>
+          <dd data-testid="detail-status">{shortName(s.status)}</dd>
+          <dt>Query</dt>
+          <dd>{s.query}</dd>
+          <dt>Session</dt>
+          <dd>
+            <code>{s.session_id}</code>
+          </dd>
+          <dt>Mode</dt>
+          <dd>{shortName(s.mode)}</dd>
+          <dt>Model</dt>
+          <dd>{[s.model_used, s.provider].filter(Boolean).join(' · ')}</dd>
+          <dt>Tokens</dt>
+          <dd>{s.usage.total_tokens}</dd>
+          <dt>Created</dt>
+          <dd>{time(s.created_at)}</dd>
+        </dl>
+      ) : null}
+      {s?.error ? <p class="error">Error: {s.error}</p> : null}
+      <h2>Result</h2>
+      {s?.result ? (
+        <div class="answer" tabIndex={0} role="region" aria-label="Result">
+          <Markdown text={s.result} />
+        </div>
+      ) : (
+        <p class="muted">No result yet.</p>
+      )}
+      <h2>Raw events</h2>
+      {d ? (
+        <ol class="raw-events" aria-label="Raw events">
+          {d.events.map((e) => (
+            <li key={e.seq} data-seq={e.seq}>
+              <details>
+                <summary>
+                  #{e.seq} {e.type} {e.agent_id ? `· ${e.agent_id}` : ''}
+                </summary>
+                <pre tabIndex={0}>{json(e)}</pre>
+              </details>
+            </li>
+          ))}
+        </ol>
+      ) : null}
+    </section>
+  );
+}
