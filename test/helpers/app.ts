@@ -1,12 +1,15 @@
 /**
  * Starts the whole service in this test process against its own nats-server (so workers of
  * other test files never take its tasks) and the test file's own database (see
- * test/harness/file-database.ts), which the file's other apps share.
+ * test/harness/file-database.ts), which the file's other apps share. Calls the API through the
+ * typed client (src/client); reads raw SSE responses (status, headers, comments, slow readers)
+ * with eventsource-parser.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { inject } from 'vitest';
 import { startApp, type App } from '../../src/app/index.js';
+import { ApiError, createClient, ok, type ApiClient, type DataOf, type FetchLike, type FetchResult, type components } from '../../src/client/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { LlmProvider } from '../../src/llm/index.js';
 import { createLogger } from '../../src/kernel/index.js';
@@ -73,17 +76,42 @@ export async function json(res: Response): Promise<any> {
   }
 }
 
+/** globalThis.fetch that also sends `headers` (a helper's X-API-Key, Authorization, ...) unless the request has them. */
+export function fetchWith(headers: Record<string, string>): FetchLike {
+  return (request) => {
+    for (const [k, v] of Object.entries(headers)) if (!request.headers.has(k)) request.headers.set(k, v);
+    return globalThis.fetch(request);
+  };
+}
+
+/** The typed API client (src/client) of the app at `base`, sending `headers` with every call. */
+export function apiClient(base: string, headers: Record<string, string> = {}): ApiClient {
+  return createClient({ baseUrl: base, fetch: fetchWith(headers) });
+}
+
+/**
+ * For a poll (waitFor): the data of a successful answer, or undefined (ask again) for an answer
+ * that may still change: 404 (not there yet), 429, 5xx. Any other error throws its ApiError.
+ */
+export function okOrRetry<R extends FetchResult>(result: R): DataOf<R> | undefined {
+  try {
+    return ok(result);
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 404 || err.status === 429 || err.status >= 500)) return undefined;
+    throw err;
+  }
+}
+
+/** The body of POST /api/v1/tasks; helpers take a plain record and cast it (tests send fields and values the schema does not list too). */
+export type SubmitBody = components['schemas']['TaskSubmitRequest'];
+
 /** Submits a task (simple mode unless `body` says otherwise) and waits for it to complete; returns its status body. */
 export async function runTask(base: string, headers: Record<string, string>, body: Record<string, unknown>): Promise<any> {
-  const r = await fetch(`${base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ mode: 'simple', ...body }),
-  });
-  const { task_id } = await json(r);
+  const api = apiClient(base, headers);
+  const { task_id } = ok(await api.POST('/api/v1/tasks', { body: { mode: 'simple', ...body } as SubmitBody }));
   return waitFor(async () => {
-    const s = await json(await fetch(`${base}/api/v1/tasks/${task_id}`, { headers }));
-    return s.status === 'TASK_STATUS_COMPLETED' ? s : undefined;
+    const s = okOrRetry(await api.GET('/api/v1/tasks/{id}', { params: { path: { id: task_id } } }));
+    return s?.status === 'TASK_STATUS_COMPLETED' ? s : undefined;
   });
 }
 
@@ -98,11 +126,12 @@ export async function archivedEvents(
   timeoutMs = 60_000,
   headers: Record<string, string> = {},
 ): Promise<{ seq: number; type: string }[]> {
+  const api = apiClient(base, headers);
   return waitFor(
     async () => {
-      const b = await json(await fetch(`${base}/api/v1/tasks/${id}/events?limit=5000`, { headers }));
-      const last = b.events.at(-1);
-      return last?.type === 'STREAM_END' && b.events.length === last.seq ? b.events : undefined;
+      const { events } = ok(await api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query: { limit: 5000 } } }));
+      const last = events.at(-1);
+      return last?.type === 'STREAM_END' && events.length === last.seq ? events : undefined;
     },
     timeoutMs,
     250,

@@ -1,9 +1,11 @@
 /**
  * What the schedule tests share: an app with every role (the scheduler included; other test
- * files run without it), users, the schedules API, and schedules made due in SQL.
+ * files run without it), users, the schedules API (the typed client; `api` answers raw status
+ * and body, for the tests of bad requests), and schedules made due in SQL.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { createClient, createFetch, ok, type components } from '../../src/client/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './app.js';
 
 export const SCHEDULES_ENV = {
@@ -48,29 +50,29 @@ export function useSchedulesApp(opts: { second?: boolean } = {}) {
     await h.a?.stop();
   });
 
+  /** The typed client, as `u` when given. */
+  const client = (u?: User) => createClient({ baseUrl: h.a.base, apiKey: u?.key });
+
   async function register(): Promise<User> {
-    const r = await fetch(`${h.a.base}/api/v1/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: `sched-${randomUUID()}@example.com`, password: 'password123' }),
-    });
-    expect(r.status).toBe(201);
-    const body = await json(r);
+    const r = await client().POST('/api/v1/auth/register', { body: { email: `sched-${randomUUID()}@example.com`, password: 'password123' } });
+    expect(r.response.status, JSON.stringify(r.error)).toBe(201);
+    const body = ok(r);
     return { key: body.api_key, id: body.user.id, tenantId: body.user.tenant_id };
   }
 
+  /** Any call, as `u` (or unauthenticated), with its raw status and JSON body; a string body is sent as it is. */
   async function api(u: User | undefined, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     const headers: Record<string, string> = {};
-    if (u) headers['X-API-Key'] = u.key;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(h.a.base + path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const send = createFetch({ baseUrl: h.a.base, apiKey: u?.key });
+    const r = await send(path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
     return { status: r.status, body: await json(r) };
   }
 
   async function createSchedule(u: User, over: Record<string, unknown> = {}): Promise<string> {
-    const r = await api(u, 'POST', '/api/v1/schedules', valid(over));
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.schedule_id;
+    const r = await client(u).POST('/api/v1/schedules', { body: valid(over) as components['schemas']['ScheduleCreate'] });
+    expect(r.response.status, JSON.stringify(r.error)).toBe(200);
+    return ok(r).schedule_id;
   }
 
   /** Makes a schedule due by moving next_run_at into the past; returns the exact value set. */
@@ -85,8 +87,7 @@ export function useSchedulesApp(opts: { second?: boolean } = {}) {
   async function waitRunsDone(u: User, id: string, n = 1, timeoutMs = 20_000) {
     return waitFor(
       async () => {
-        const r = await api(u, 'GET', `/api/v1/schedules/${id}/runs`);
-        const runs = r.body.runs as any[];
+        const runs = ok(await client(u).GET('/api/v1/schedules/{id}/runs', { params: { path: { id } } })).runs as any[];
         return runs.length >= n && runs.every((x) => !['PENDING', 'RUNNING'].includes(x.status)) ? runs : undefined;
       },
       timeoutMs,

@@ -1,13 +1,15 @@
 /**
  * What the streaming tests share: SSE and WebSocket clients, a raw HTTP client that stops
- * reading, the checks of a well-formed stream, and an offline provider with gates the test
- * opens and outputs as large as it asks.
+ * reading, the checks of a well-formed stream, submitting a task and waiting for its end through
+ * the typed client (src/client), and an offline provider with gates the test opens and outputs
+ * as large as it asks.
  */
 import net from 'node:net';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
+import { createFetch, ok } from '../../src/client/index.js';
 import { OfflineProvider, type LlmProvider, type LlmRequest, type LlmResult } from '../../src/llm/index.js';
-import { json, parseSse, readSse, waitFor, type SseEvent, type SseResult as BaseSseResult, type TestApp } from './app.js';
+import { apiClient, okOrRetry, parseSse, readSse, waitFor, type SseEvent, type SseResult as BaseSseResult, type SubmitBody, type TestApp } from './app.js';
 
 export type Frame = SseEvent;
 export type SseResult = BaseSseResult & { frames: Frame[] };
@@ -93,19 +95,23 @@ export function wsCollect(url: string, opts: { onOpen?: () => void; timeoutMs?: 
   });
 }
 
+/** POST /api/v1/tasks with any body: the raw Response. */
 export const post = (t: TestApp, body: unknown) =>
-  fetch(`${t.base}/api/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  createFetch({ baseUrl: t.base })('/api/v1/tasks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
+/** Submits a task (it must be accepted: 200); returns its id. */
 export async function submit(t: TestApp, body: Record<string, unknown>): Promise<string> {
-  const res = await post(t, body);
-  expect(res.status).toBe(200);
-  return (await json(res)).task_id as string;
+  const r = await apiClient(t.base).POST('/api/v1/tasks', { body: body as SubmitBody });
+  expect(r.response.status, JSON.stringify(r.error)).toBe(200);
+  return ok(r).task_id;
 }
 
-export async function waitTerminal(t: TestApp, id: string) {
+/** The task's status body once it completed or failed. */
+export async function waitTerminal(t: TestApp, id: string): Promise<any> {
+  const api = apiClient(t.base);
   return waitFor(async () => {
-    const s = await json(await fetch(`${t.base}/api/v1/tasks/${id}`));
-    return ['TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED'].includes(s.status) ? s : undefined;
+    const s = okOrRetry(await api.GET('/api/v1/tasks/{id}', { params: { path: { id } } }));
+    return s && ['TASK_STATUS_COMPLETED', 'TASK_STATUS_FAILED'].includes(s.status) ? s : undefined;
   }, 30_000);
 }
 

@@ -1,12 +1,14 @@
 /**
  * Swarm test helpers: a scripted model that answers the swarm's lead (its plan, its decision on a
  * person's message), each agent by name and turn, and everything else; submitting a swarm and
- * reading its status and events; a features file with given swarm limits.
+ * reading its status and events through the typed client (src/client: its stored events, its
+ * stream followed to the end); a features file with given swarm limits.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { json, readSse, waitFor } from './app.js';
+import { createFetch, followStream, ok } from '../../src/client/index.js';
+import { apiClient, fetchWith, json, okOrRetry, waitFor, type SubmitBody } from './app.js';
 import type { RecordedRequest, Reply, ReplyFn } from './openai-server.js';
 
 export type Ev = { seq: number; type: string; agent_id: string; message: string; payload?: any };
@@ -60,43 +62,43 @@ export function swarmConfig(limits: Record<string, unknown>, more = ''): string 
 /** The tool names a request offered the model. */
 export const toolsOf = (r: RecordedRequest): string[] => (Array.isArray(r.body?.tools) ? r.body.tools.map((x: any) => String(x.function?.name)) : []);
 
-export async function submitSwarm(base: string, query: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
-  const r = await fetch(`${base}/api/v1/tasks`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query, context: { force_swarm: true }, ...extra }),
-  });
-  const b = await json(r);
-  if (r.status !== 200) throw new Error(`submit ${r.status}: ${JSON.stringify(b)}`);
-  return b.task_id as string;
+export async function submitSwarm(base: string, query: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Promise<string> {
+  const body = { query, context: { force_swarm: true }, ...extra } as SubmitBody;
+  return ok(await apiClient(base, headers).POST('/api/v1/tasks', { body })).task_id;
 }
 
-export async function finished(base: string, id: string, headers: Record<string, string> = {}, timeoutMs = 30_000) {
+/** The swarm's status body once it ended (completed, failed, cancelled or timed out). */
+export async function finished(base: string, id: string, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<any> {
+  const api = apiClient(base, headers);
   return waitFor(async () => {
-    const x = await json(await fetch(`${base}/api/v1/tasks/${id}`, { headers }));
-    return /COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(x.status) ? x : undefined;
+    const x = okOrRetry(await api.GET('/api/v1/tasks/{id}', { params: { path: { id } } }));
+    return x && /COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(x.status) ? x : undefined;
   }, timeoutMs);
 }
 
+/** Every event of the workflow's stream, followed to its end (STREAM_END). */
 export async function eventsOf(base: string, id: string, headers: Record<string, string> = {}): Promise<Ev[]> {
-  const { events } = await readSse(`${base}/api/v1/stream/sse?workflow_id=${id}`, { timeoutMs: 20_000, headers });
-  return events.filter((e) => e.event !== 'done').map((e) => JSON.parse(e.data) as Ev);
+  const evs: Ev[] = [];
+  for await (const e of followStream({ baseUrl: base, workflowId: id, fetch: fetchWith(headers), signal: AbortSignal.timeout(20_000) })) evs.push(e.data as Ev);
+  return evs;
 }
 
 /** Waits until the workflow's stream shows an event `pred` accepts (reads the stored events). */
 export async function untilEvent(base: string, id: string, pred: (e: Ev) => boolean, headers: Record<string, string> = {}, timeoutMs = 20_000): Promise<Ev> {
+  const api = apiClient(base, headers);
   return waitFor(
     async () => {
-      const b = await json(await fetch(`${base}/api/v1/tasks/${id}/events?limit=5000`, { headers }));
-      return (b.events as Ev[] | undefined)?.find(pred);
+      const b = okOrRetry(await api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query: { limit: 5000 } } }));
+      return (b?.events as Ev[] | undefined)?.find(pred);
     },
     timeoutMs,
     50,
   );
 }
 
+/** Sends a person's message to the swarm's lead: the raw status and JSON body (a string body is sent as it is). */
 export async function postMessage(base: string, id: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(`${base}/api/v1/swarm/${id}/message`, {
+  const r = await createFetch({ baseUrl: base })(`/api/v1/swarm/${id}/message`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),

@@ -1,8 +1,8 @@
 /** Users for ownership tests: one registered through the API, and a colleague of the same tenant. */
 import { randomUUID } from 'node:crypto';
 import { hashKey, newApiKey } from '../../src/auth/index.js';
+import { createClient, ok } from '../../src/client/index.js';
 import type { Sql } from '../../src/store/index.js';
-import { json } from './app.js';
 
 export interface TestUser {
   /** The headers that authenticate as this user. */
@@ -13,12 +13,8 @@ export interface TestUser {
 
 /** A new user (and tenant) registered at `base`, with the API key it was given. */
 export async function registerUser(base: string, emailPrefix = 'u'): Promise<TestUser> {
-  const r = await fetch(`${base}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `${emailPrefix}-${randomUUID()}@example.com`, password: 'password123' }),
-  });
-  const b = await json(r);
+  const api = createClient({ baseUrl: base });
+  const b = ok(await api.POST('/api/v1/auth/register', { body: { email: `${emailPrefix}-${randomUUID()}@example.com`, password: 'password123' } }));
   return { h: { 'X-API-Key': b.api_key }, userId: b.user.id, tenantId: b.user.tenant_id };
 }
 
