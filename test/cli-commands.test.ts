@@ -7,33 +7,20 @@
  * resumed, deleted), events and timeline of a finished task, --json output that parses, and
  * usage errors (exit 2) with --help texts.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CliError } from '../src/cli/errors.js';
 import { run } from '../src/cli/run.js';
 import { archivedEvents, json, runTask, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { CALC_AGENT } from './helpers/agents.js';
+import { spawnCli, type CliRun } from './helpers/cli.js';
 import { startResearchWeb } from './helpers/research-web.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OFFLINE = '[offline provider: deterministic response, no language model was called]';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-const CALC_AGENT = `id: calc
-name: Calculator
-description: Exact arithmetic.
-category: math
-tool: calculator
-cost_per_call: 0
-input_schema:
-  required: [expression]
-  properties:
-    expression: { type: string, description: The expression }
-`;
 
 let t: TestApp;
 let dir: string;
@@ -73,27 +60,9 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `taskorch <args>` as a child process against the test app, as the test user. */
-function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: Object.fromEntries(
-      Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env }).filter(
-        ([, v]) => v !== undefined,
-      ),
-    ) as Record<string, string>,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const r: Run = { code: null, stdout: '', stderr: '' };
-  proc.stdout.on('data', (d) => (r.stdout += d));
-  proc.stderr.on('data', (d) => (r.stderr += d));
-  return new Promise<Run>((res) => proc.once('close', (code) => res({ ...r, code })));
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  return spawnCli(args, { TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env }).done;
 }
 
 const api = async (method: string, path: string, body?: unknown) => {

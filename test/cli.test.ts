@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { spawnCli } from './helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OFFLINE = '[offline provider: deterministic response, no language model was called]';
@@ -30,28 +31,9 @@ afterAll(async () => {
   await t?.stop();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Starts `taskorch <args>`; `env` replaces the defaults (TASKORCH_URL, TASKORCH_API_KEY of the test user). */
 function start(args: string[], env: Record<string, string | undefined> = {}) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: Object.fromEntries(
-      Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env }).filter(
-        ([, v]) => v !== undefined,
-      ),
-    ) as Record<string, string>,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const r: Run = { code: null, stdout: '', stderr: '' };
-  proc.stdout.on('data', (d) => (r.stdout += d));
-  proc.stderr.on('data', (d) => (r.stderr += d));
-  const done = new Promise<Run>((res) => proc.once('close', (code) => res({ ...r, code })));
-  return { proc, live: r, done };
+  return spawnCli(args, { TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env });
 }
 
 const cli = (args: string[], env?: Record<string, string | undefined>) => start(args, env).done;

@@ -21,20 +21,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/kernel/index.js';
 import { WaitLimit, createMcpServer, type McpFacade, type SubmittedTask, type WaitOptions } from '../src/mcpserver/index.js';
 import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { CALC_AGENT } from './helpers/agents.js';
 import { startMcpHttpServer, type McpHttpServer } from './helpers/mcp-servers.js';
 import { colleagueOf, registerUser, type TestUser } from './helpers/users.js';
-
-const CALC_AGENT = `id: calc
-name: Calculator
-description: Exact arithmetic.
-category: math
-tool: calculator
-cost_per_call: 0
-input_schema:
-  required: [expression]
-  properties:
-    expression: { type: string, description: The expression }
-`;
 
 const SECRET = 'Bearer mcp-s3cret-never-shown';
 /** A tool name that makes `tool_mcp.calc.<name>` longer than the 64 characters hosts accept. */
