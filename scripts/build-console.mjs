@@ -8,7 +8,7 @@
 //   import { buildConsole } from './build-console.mjs'; await buildConsole({ typecheck: false })
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,9 +52,17 @@ export async function buildConsole({ outDir = join(root, 'dist', 'console'), typ
     .outputFiles[0].text;
   const html = readFileSync(join(src, 'index.html'), 'utf8').replace('__JS_HASH__', hashOf(js)).replace('__CSS_HASH__', hashOf(css));
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'app.js'), js);
-  writeFileSync(join(outDir, 'app.css'), css);
-  writeFileSync(join(outDir, 'index.html'), html);
+  // Each file written whole under another name, then renamed: a gateway serving the folder (or a
+  // second build at the same moment, as two test files may run) never reads half a file.
+  for (const [name, text] of [
+    ['app.js', js],
+    ['app.css', css],
+    ['index.html', html],
+  ]) {
+    const part = join(outDir, `.${name}.${process.pid}.part`);
+    writeFileSync(part, text);
+    renameSync(part, join(outDir, name));
+  }
   return { js: Buffer.byteLength(js), css: Buffer.byteLength(css), jsGzip: gzipSync(js).length, cssGzip: gzipSync(css).length };
 }
 

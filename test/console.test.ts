@@ -7,83 +7,38 @@
  * every page (light, dark, phone width): no serious or critical violation. A failing browser
  * test leaves a screenshot in a temporary folder and prints its path.
  */
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleFile } from '../src/gateway/console-route.js';
 import { OfflineProvider } from '../src/llm/index.js';
-import { resolveBrowserExecutable } from '../src/tools/browser.js';
 // @ts-expect-error: a plain JavaScript build script without type declarations
 import { buildConsole } from '../scripts/build-console.mjs';
 import { json, startTestApp, type TestApp } from './helpers/app.js';
+import { expectAccessible, launchBrowser, onPage, signInWithKey } from './helpers/browser.js';
 import { registerUser, type TestUser } from './helpers/users.js';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const consoleDir = join(import.meta.dirname, '..', 'dist', 'console');
 
 let t: TestApp;
 let user: TestUser;
 let browser: Browser;
-let shots: string | undefined;
 
 beforeAll(async () => {
   await buildConsole({ typecheck: false });
   // A paced offline model (one word every 60 ms): an answer streams for a few seconds.
   t = await startTestApp({ GATEWAY_SKIP_AUTH: '0' }, { llm: new OfflineProvider({ chunkDelayMs: 60 }) });
   user = await registerUser(t.base, 'console');
-  browser = await chromium.launch({ executablePath: resolveBrowserExecutable(process.env.BROWSER_EXECUTABLE_PATH, process.env.PATH ?? ''), headless: true });
+  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   await t?.stop();
 });
-
-/** Runs `fn` on a fresh page (its own storage); on failure saves a screenshot and names it. */
-async function onPage(name: string, fn: (page: Page) => Promise<void>, opts: BrowserContextOptions = {}): Promise<void> {
-  const context = await browser.newContext({ bypassCSP: true, ...opts });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  try {
-    await fn(page);
-    expect(errors, 'errors thrown in the page').toEqual([]);
-  } catch (err) {
-    shots ??= await mkdtemp(join(tmpdir(), 'taskorch-console-'));
-    const file = join(shots, `${name}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
-    console.error(`console test "${name}" failed: screenshot at ${file}`);
-    throw err;
-  } finally {
-    await context.close();
-  }
-}
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function expectAccessible(page: Page, what: string): Promise<void> {
-  await page.addScriptTag({ path: AXE });
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-    const r = await axe.run();
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target) }));
-  });
-  expect(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    `axe on ${what}`,
-  ).toEqual([]);
-}
-
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${t.base}/`);
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  await page.getByLabel('API key').fill(user.h['X-API-Key']);
-  await page.getByRole('button', { name: 'Sign in with key' }).click();
-  await page.getByRole('heading', { name: 'New task' }).waitFor();
-}
 
 async function submitTask(page: Page, query: string): Promise<string> {
   await page.getByLabel('Query').fill(query);
@@ -133,12 +88,12 @@ describe('serving', () => {
 
 describe('in the browser', () => {
   it('signs in with an API key, streams an answer, resumes after a reload with nothing repeated, lists and details the task', async () => {
-    await onPage('stream-reload', async (page) => {
+    await onPage(browser, 'stream-reload', async (page) => {
       await page.goto(`${t.base}/`);
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
       expect(await page.getByTestId('auth-off').count()).toBe(0);
       await expectAccessible(page, 'sign-in');
-      await signIn(page);
+      await signInWithKey(page, t.base, user.h['X-API-Key']);
       await expectAccessible(page, 'new task');
 
       const id = await submitTask(page, 'Explain the water cycle in detail, step by step');
@@ -190,7 +145,7 @@ describe('in the browser', () => {
       body: JSON.stringify({ email, password: 'password123' }),
     });
     expect(reg.status).toBe(201);
-    await onPage('login', async (page) => {
+    await onPage(browser, 'login', async (page) => {
       await page.goto(`${t.base}/`);
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill('wrong-password');
@@ -221,9 +176,10 @@ describe('in the browser', () => {
 
   it('cancels a running task and shows CANCELLED (phone width, dark mode)', async () => {
     await onPage(
+      browser,
       'cancel',
       async (page) => {
-        await signIn(page);
+        await signInWithKey(page, t.base, user.h['X-API-Key']);
         await expectAccessible(page, 'new task (phone, dark)');
         const id = await submitTask(page, 'Describe the history of the bicycle in many words');
         await expect.poll(async () => (await answerText(page)).length, { timeout: 15_000 }).toBeGreaterThan(10);
@@ -239,7 +195,7 @@ describe('in the browser', () => {
   it('with authentication off it goes straight in and says so', async () => {
     const open = await startTestApp({ GATEWAY_SKIP_AUTH: '1' });
     try {
-      await onPage('auth-off', async (page) => {
+      await onPage(browser, 'auth-off', async (page) => {
         await page.goto(`${open.base}/`);
         await page.getByRole('heading', { name: 'New task' }).waitFor();
         await expect.poll(() => page.getByTestId('auth-off').innerText()).toContain('Authentication is off');

@@ -4,9 +4,11 @@
  * page of the route, and moves focus to the page's heading on every route change.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { ApprovalsPage } from './approvals.js';
 import { DetailPage } from './detail.js';
 import { LivePage } from './live.js';
 import { NewTaskPage } from './new-task.js';
+import { ReviewPage } from './review.js';
 import { href, useRoute, type Route } from './router.js';
 import { authIsOff, credentials, messageOf, onCredentials, setCredentials } from './session.js';
 import { SignInPage } from './sign-in.js';
@@ -20,6 +22,10 @@ function Page({ route }: { route: Route }) {
       return <DetailPage id={route.id} />;
     case 'live':
       return <LivePage id={route.id} key={route.id} />;
+    case 'review':
+      return <ReviewPage id={route.id} key={route.id} />;
+    case 'approvals':
+      return <ApprovalsPage />;
     case 'sign-in':
       return <SignInPage />;
     default:
@@ -63,6 +69,9 @@ export function App() {
             </a>
             <a href={href.tasks} aria-current={route.page === 'tasks' ? 'page' : undefined}>
               Tasks
+            </a>
+            <a href={href.approvals} aria-current={route.page === 'approvals' ? 'page' : undefined}>
+              Approvals
             </a>
           </nav>
         ) : null}

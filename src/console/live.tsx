@@ -53,6 +53,9 @@ export function LivePage({ id }: { id: string }) {
   const shown = shortName(status?.status) || state.phase.toUpperCase();
   const over = TERMINAL.has(shortName(status?.status)) || state.ended;
   const paused = shortName(status?.status) === 'PAUSED' || state.phase === 'paused';
+  const seen = (type: string) => state.events.some((e) => e.type === type);
+  const awaitsReview = !over && (seen('RESEARCH_PLAN_READY') || seen('RESEARCH_PLAN_UPDATED')) && !seen('RESEARCH_PLAN_APPROVED');
+  const awaitsApproval = !over && seen('APPROVAL_REQUESTED') && !seen('APPROVAL_DECISION');
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title" tabIndex={-1}>
@@ -81,6 +84,16 @@ export function LivePage({ id }: { id: string }) {
           </button>
         </div>
       </div>
+      {awaitsReview ? (
+        <p class="banner" data-testid="awaits-review">
+          This task waits for its plan to be reviewed: <a href={href.review(id)}>review the plan</a>
+        </p>
+      ) : null}
+      {awaitsApproval ? (
+        <p class="banner" data-testid="awaits-approval">
+          This task waits for an approval: <a href={href.approvals}>open the approvals</a>
+        </p>
+      ) : null}
       <p class="notice-line" role="status">
         {notice ?? error ?? ''}
       </p>
