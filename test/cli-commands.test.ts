@@ -18,6 +18,7 @@ import { archivedEvents, json, runTask, startTestApp, waitFor, type TestApp } fr
 import { CALC_AGENT } from './helpers/agents.js';
 import { spawnCli, type CliRun } from './helpers/cli.js';
 import { startResearchWeb } from './helpers/research-web.js';
+import { taskApi } from './helpers/task-api.js';
 
 const OFFLINE = '[offline provider: deterministic response, no language model was called]';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -65,44 +66,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
   return spawnCli(args, { TASKORCH_URL: t.base, TASKORCH_API_KEY: apiKey, ...env }).done;
 }
 
-const api = async (method: string, path: string, body?: unknown) => {
-  const r = await fetch(t.base + path, {
-    method,
-    headers: { ...h, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await json(r) };
-};
-
-const submit = async (body: Record<string, unknown>): Promise<string> => {
-  const r = await api('POST', '/api/v1/tasks', body);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.task_id;
-};
-
-const statusOf = async (id: string) => (await api('GET', `/api/v1/tasks/${id}`)).body.status as string;
-
-const ended = (id: string) =>
-  waitFor(
-    async () => {
-      const s = await statusOf(id);
-      return /COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(s) ? s : undefined;
-    },
-    30_000,
-    100,
-  );
-
-/** The task's pending approval once it waits for it. */
-const pendingOf = (id: string) =>
-  waitFor(
-    async () => {
-      const b = (await api('GET', '/api/v1/approvals?status=pending')).body;
-      const a = (b.approvals as { approval_id: string; workflow_id: string }[]).find((x) => x.workflow_id === id);
-      return a && (await statusOf(id)) === 'TASK_STATUS_PAUSED' ? a : undefined;
-    },
-    20_000,
-    100,
-  );
+const { api, submit, statusOf, ended, pendingOf } = taskApi(() => ({ base: t.base, headers: h }));
 
 describe('taskorch review', () => {
   it('shows the plan, sends feedback, refuses a stale version with a clear message, approves', { timeout: 60_000 }, async () => {

@@ -11,9 +11,10 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript build script without type declarations
 import { buildConsole } from '../scripts/build-console.mjs';
-import { json, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { startTestApp, waitFor, type TestApp } from './helpers/app.js';
 import { startResearchWeb } from './helpers/research-web.js';
 import { expectAccessible, launchBrowser, onPage, signInWithKey } from './helpers/browser.js';
+import { taskApi } from './helpers/task-api.js';
 import { registerUser, type TestUser } from './helpers/users.js';
 
 let t: TestApp;
@@ -54,39 +55,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const api = async (method: string, path: string, body?: unknown) => {
-  const r = await fetch(t.base + path, {
-    method,
-    headers: { ...user.h, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await json(r) };
-};
-const submit = async (body: Record<string, unknown>): Promise<string> => {
-  const r = await api('POST', '/api/v1/tasks', body);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.task_id;
-};
-const statusOf = async (id: string) => (await api('GET', `/api/v1/tasks/${id}`)).body.status as string;
-const ended = (id: string) =>
-  waitFor(
-    async () => {
-      const s = await statusOf(id);
-      return /COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(s) ? s : undefined;
-    },
-    30_000,
-    100,
-  );
-const pendingOf = (id: string) =>
-  waitFor(
-    async () => {
-      const b = (await api('GET', '/api/v1/approvals?status=pending')).body;
-      const a = (b.approvals as { approval_id: string; workflow_id: string }[]).find((x) => x.workflow_id === id);
-      return a && (await statusOf(id)) === 'TASK_STATUS_PAUSED' ? a : undefined;
-    },
-    20_000,
-    100,
-  );
+const { api, submit, statusOf, ended, pendingOf } = taskApi(() => ({ base: t.base, headers: user.h }));
 
 describe('plan review in the browser', () => {
   it('shows the plan, sends feedback, shows a stale approval as a 409 with the way forward, approves; the task completes', async () => {
