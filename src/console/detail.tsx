@@ -8,6 +8,7 @@ import { json, shortName, time } from './format.js';
 import { Markdown } from './markdown.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
+import { TaskHeading } from './task-heading.js';
 
 async function load(id: string) {
   return call(async (api) => {
@@ -30,12 +31,7 @@ export function DetailPage({ id }: { id: string }) {
   const s = d?.status;
   return (
     <section aria-labelledby="page-title">
-      <h1 id="page-title" tabIndex={-1}>
-        Task details
-      </h1>
-      <p class="task-id">
-        <code>{id}</code> · <a href={href.live(id)}>live view</a>
-      </p>
+      <TaskHeading title="Task details" id={id} link={{ href: href.live(id), text: 'live view' }} />
       <p class="error" role="alert">
         {error ?? ''}
       </p>

@@ -12,6 +12,7 @@ import { useLiveTask } from './live-state.js';
 import { Markdown } from './markdown.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
+import { TaskHeading } from './task-heading.js';
 
 type Control = 'pause' | 'resume' | 'cancel';
 
@@ -58,12 +59,7 @@ export function LivePage({ id }: { id: string }) {
   const awaitsApproval = !over && seen('APPROVAL_REQUESTED') && !seen('APPROVAL_DECISION');
   return (
     <section aria-labelledby="page-title">
-      <h1 id="page-title" tabIndex={-1}>
-        Task
-      </h1>
-      <p class="task-id">
-        <code>{id}</code> · <a href={href.detail(id)}>details and raw events</a>
-      </p>
+      <TaskHeading title="Task" id={id} link={{ href: href.detail(id), text: 'details and raw events' }} />
       <div class="toolbar">
         <p class="status-line">
           Status:{' '}

@@ -10,6 +10,7 @@ import { time } from './format.js';
 import { Markdown } from './markdown.js';
 import { go, href } from './router.js';
 import { call, messageOf } from './session.js';
+import { TaskHeading } from './task-heading.js';
 
 const MAX_FEEDBACK_BYTES = 10 * 1024;
 const MAX_ROUNDS = 10;
@@ -76,12 +77,7 @@ export function ReviewPage({ id }: { id: string }) {
   const reviewing = review?.status === 'reviewing';
   return (
     <section aria-labelledby="page-title">
-      <h1 id="page-title" tabIndex={-1}>
-        Plan review
-      </h1>
-      <p class="task-id">
-        <code>{id}</code> · <a href={href.live(id)}>live view</a>
-      </p>
+      <TaskHeading title="Plan review" id={id} link={{ href: href.live(id), text: 'live view' }} />
       <p class="error" role="alert" data-testid="review-error">
         {error ?? ''}
       </p>
