@@ -42,7 +42,7 @@ afterAll(async () => {
 
 async function submitTask(page: Page, query: string): Promise<string> {
   await page.getByLabel('Query').fill(query);
-  await page.getByLabel('Mode').selectOption('simple');
+  await page.getByLabel('Mode', { exact: true }).selectOption('simple');
   await page.getByRole('button', { name: 'Submit task' }).click();
   await page.waitForURL(/#\/live\//);
   return decodeURIComponent(new URL(page.url()).hash.split('/')[2]);

@@ -5,7 +5,10 @@
  * spec's shape.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain JavaScript build script without type declarations
+import { buildConsole } from '../scripts/build-console.mjs';
 import { json, readSse, startTestApp, waitFor, type TestApp } from './helpers/app.js';
+import { expectAccessible, launchBrowser, onPage } from './helpers/browser.js';
 import { startOpenAiServer, type OpenAiTestServer, type RecordedRequest, scriptedProvider } from './helpers/openai-server.js';
 import { startServer, type TestServer } from './helpers/tools-web.js';
 
@@ -15,6 +18,8 @@ let pages: TestServer;
 let search: TestServer;
 /** What the search backend returns, when a test sets it. */
 let searchResults: { title: string; url: string; content: string }[] | undefined;
+/** The first test's task, which the console test opens. */
+let citedTask: string | undefined;
 
 const PAGES: Record<string, { title: string; body: string }> = {
   '/jetstream': { title: 'JetStream overview', body: 'JetStream stores messages in streams. A stream keeps messages until its limits are reached.' },
@@ -124,6 +129,7 @@ describe('research citations', () => {
     });
     expect(r.status).toBe(200);
     const { task_id: id } = await json(r);
+    citedTask = id;
     const s = await waitFor(async () => {
       const x = await json(await fetch(`${t.base}/api/v1/tasks/${id}`));
       return /COMPLETED|FAILED/.test(x.status) ? x : undefined;
@@ -272,4 +278,35 @@ describe('research citations', () => {
       searchResults = undefined;
     }
   });
+
+  it('the console shows the cited answer with each [n] a link to its source, and the sources as links', async () => {
+    expect(citedTask, 'the first test ran').toBeDefined();
+    await buildConsole({ typecheck: false });
+    const browser = await launchBrowser();
+    try {
+      const s = await json(await fetch(`${t.base}/api/v1/tasks/${citedTask}`));
+      const urls = (s.metadata.citations as { url: string }[]).map((c) => c.url);
+      await onPage(browser, 'citations', async (page) => {
+        await page.goto(`${t.base}/#/tasks/${citedTask}`);
+        const result = page.getByRole('region', { name: 'Result' });
+        await result.getByRole('link', { name: '1', exact: true }).waitFor();
+        // Every inline mark links to the source it stands for; the answer's text is unchanged.
+        const marks = await result.getByRole('link').evaluateAll((els) => els.map((e) => [e.textContent, e.getAttribute('href')]));
+        expect(marks).toEqual([
+          ['1', urls[0]],
+          ['2', urls[1]],
+          ['2', urls[1]],
+        ]);
+        expect((await result.innerText()).replace(/\s+/g, ' ').trim()).toBe(s.result);
+        const sources = page.getByTestId('citations').getByRole('link');
+        expect(await sources.evaluateAll((els) => els.map((e) => [e.textContent, e.getAttribute('href'), e.getAttribute('rel')]))).toEqual([
+          ['JetStream overview', urls[0], 'noopener noreferrer'],
+          ['Consumers', urls[1], 'noopener noreferrer'],
+        ]);
+        await expectAccessible(page, 'a research task’s detail');
+      });
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

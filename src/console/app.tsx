@@ -4,15 +4,21 @@
  * page of the route, and moves focus to the page's heading on every route change.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { AgentsPage } from './agents.js';
 import { ApprovalsPage } from './approvals.js';
+import { ChannelsPage } from './channels.js';
 import { DetailPage } from './detail.js';
 import { LivePage } from './live.js';
 import { NewTaskPage } from './new-task.js';
 import { ReviewPage } from './review.js';
 import { href, useRoute, type Route } from './router.js';
+import { SchedulesPage } from './schedules.js';
 import { authIsOff, credentials, messageOf, onCredentials, setCredentials } from './session.js';
+import { SessionsPage } from './sessions.js';
 import { SignInPage } from './sign-in.js';
+import { SwarmPage } from './swarm.js';
 import { TasksPage } from './tasks.js';
+import { ToolsPage } from './tools.js';
 
 function Page({ route }: { route: Route }) {
   switch (route.page) {
@@ -24,14 +30,38 @@ function Page({ route }: { route: Route }) {
       return <LivePage id={route.id} key={route.id} />;
     case 'review':
       return <ReviewPage id={route.id} key={route.id} />;
+    case 'swarm':
+      return <SwarmPage id={route.id} key={route.id} />;
     case 'approvals':
       return <ApprovalsPage />;
+    case 'agents':
+      return <AgentsPage id={route.id} key={route.id ?? ''} />;
+    case 'tools':
+      return <ToolsPage name={route.name} key={route.name ?? ''} />;
+    case 'sessions':
+      return <SessionsPage id={route.id} key={route.id ?? ''} />;
+    case 'schedules':
+      return <SchedulesPage id={route.id} key={route.id ?? ''} />;
+    case 'channels':
+      return <ChannelsPage />;
     case 'sign-in':
       return <SignInPage />;
     default:
       return <NewTaskPage />;
   }
 }
+
+/** The main navigation: where each link goes, its text, and the pages it stands for. */
+const NAV: [string, string, Route['page'][]][] = [
+  [href.new, 'New task', ['new', 'live']],
+  [href.tasks, 'Tasks', ['tasks', 'detail', 'review', 'swarm']],
+  [href.approvals, 'Approvals', ['approvals']],
+  [href.agents, 'Agents', ['agents']],
+  [href.tools, 'Tools', ['tools']],
+  [href.sessions, 'Sessions', ['sessions']],
+  [href.schedules, 'Schedules', ['schedules']],
+  [href.channels, 'Channels', ['channels']],
+];
 
 export function App() {
   const route = useRoute();
@@ -64,15 +94,11 @@ export function App() {
         <span class="brand">taskorch</span>
         {signedIn ? (
           <nav aria-label="Main">
-            <a href={href.new} aria-current={route.page === 'new' ? 'page' : undefined}>
-              New task
-            </a>
-            <a href={href.tasks} aria-current={route.page === 'tasks' ? 'page' : undefined}>
-              Tasks
-            </a>
-            <a href={href.approvals} aria-current={route.page === 'approvals' ? 'page' : undefined}>
-              Approvals
-            </a>
+            {NAV.map(([to, text, pages]) => (
+              <a key={to} href={to} aria-current={pages.includes(route.page) ? 'page' : undefined}>
+                {text}
+              </a>
+            ))}
           </nav>
         ) : null}
         <span class="who">

@@ -1,23 +1,29 @@
 /**
  * A task's detail: its status object (status, query, session, mode, model, usage, result as
- * markdown, error) and its raw persisted events (GET /api/v1/tasks/{id}/events), each as JSON.
+ * markdown with its sources, error), its timeline as bars per step and agent
+ * (GET /api/v1/tasks/{id}/timeline), its usage and cost per model (metadata.model_breakdown) and
+ * its raw persisted events (GET /api/v1/tasks/{id}/events), each as JSON.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
-import { json, shortName, time } from './format.js';
+import { Citations, citationsOf, linkCitations } from './citations.js';
+import { json, shortName, time, usd } from './format.js';
 import { Markdown } from './markdown.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
 import { TaskHeading } from './task-heading.js';
+import { Timeline } from './timeline.js';
+import { UsageTable, modelBreakdown } from './usage.js';
 
 async function load(id: string) {
   return call(async (api) => {
     const opts = { params: { path: { id } } };
-    const [status, events] = await Promise.all([
+    const [status, events, timeline] = await Promise.all([
       api.GET('/api/v1/tasks/{id}', opts),
       api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query: { limit: 1000 } } }),
+      api.GET('/api/v1/tasks/{id}/timeline', opts),
     ]);
-    return { status: ok(status), events: ok(events).events };
+    return { status: ok(status), events: ok(events).events, timeline: ok(timeline) };
   });
 }
 type Detail = Awaited<ReturnType<typeof load>>;
@@ -51,6 +57,8 @@ export function DetailPage({ id }: { id: string }) {
           <dd>{[s.model_used, s.provider].filter(Boolean).join(' · ')}</dd>
           <dt>Tokens</dt>
           <dd>{s.usage.total_tokens}</dd>
+          <dt>Cost</dt>
+          <dd>{usd(s.usage.estimated_cost ?? 0)}</dd>
           <dt>Created</dt>
           <dd>{time(s.created_at)}</dd>
         </dl>
@@ -59,11 +67,16 @@ export function DetailPage({ id }: { id: string }) {
       <h2>Result</h2>
       {s?.result ? (
         <div class="answer" tabIndex={0} role="region" aria-label="Result">
-          <Markdown text={s.result} />
+          <Markdown text={linkCitations(s.result, citationsOf(s.metadata))} />
         </div>
       ) : (
         <p class="muted">No result yet.</p>
       )}
+      <Citations items={citationsOf(s?.metadata)} />
+      <h2>Timeline</h2>
+      {d ? <Timeline data={d.timeline} /> : null}
+      <h2>Usage per model</h2>
+      {s ? <UsageTable rows={modelBreakdown(s.metadata)} /> : null}
       <h2>Raw events</h2>
       {d ? (
         <ol class="raw-events" aria-label="Raw events">

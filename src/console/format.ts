@@ -16,3 +16,19 @@ export function json(v: unknown): string {
 }
 
 export const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
+
+/** A duration: 850 ms, 12.3 s, 4 min 5 s ('' when unknown). */
+export function ms(v: number | undefined): string {
+  if (v === undefined || !Number.isFinite(v)) return '';
+  if (v < 1000) return `${Math.round(v)} ms`;
+  if (v < 60_000) return `${(v / 1000).toFixed(1)} s`;
+  const s = Math.round(v / 1000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** A cost in US dollars with as many decimals as it has (2 to 6): $0.0015; `zero` for 0 ('' when unknown). */
+export function usd(v: number | undefined, zero = '$0'): string {
+  if (v === undefined || !Number.isFinite(v)) return '';
+  if (v === 0) return zero;
+  return `$${v.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
+}

@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
+import { Citations, citationsOf, linkCitations } from './citations.js';
 import { EventList } from './events.js';
 import { TERMINAL, shortName } from './format.js';
 import { useLiveTask } from './live-state.js';
@@ -90,22 +91,32 @@ export function LivePage({ id }: { id: string }) {
           This task waits for an approval: <a href={href.approvals}>open the approvals</a>
         </p>
       ) : null}
+      {state.events.some((e) => e.agent_id.startsWith('swarm-')) || status?.metadata?.workflow_type === 'swarm' ? (
+        <p class="banner" data-testid="swarm-link">
+          This task runs as a swarm: <a href={href.swarm(id)}>open the swarm view</a>
+        </p>
+      ) : null}
       <p class="notice-line" role="status">
         {notice ?? error ?? ''}
       </p>
       <h2>Answer</h2>
       <div class="answer" data-testid="answer" aria-busy={!state.ended} tabIndex={0} role="region" aria-label="Answer">
-        {state.answer ? <Markdown text={state.answer} /> : <p class="muted">{over ? 'No streamed answer.' : 'Waiting for the answer…'}</p>}
+        {state.answer ? (
+          <Markdown text={state.ended ? linkCitations(state.answer, citationsOf(status?.metadata)) : state.answer} />
+        ) : (
+          <p class="muted">{over ? 'No streamed answer.' : 'Waiting for the answer…'}</p>
+        )}
       </div>
       {state.ended && status?.result && status.result !== state.answer ? (
         <>
           <h2>Result</h2>
           <div class="answer" tabIndex={0} role="region" aria-label="Result">
-            <Markdown text={status.result} />
+            <Markdown text={linkCitations(status.result, citationsOf(status.metadata))} />
           </div>
         </>
       ) : null}
       {status?.error ? <p class="error">Error: {status.error}</p> : null}
+      {state.ended ? <Citations items={citationsOf(status?.metadata)} /> : null}
       <h2>Events</h2>
       <div class="event-box" tabIndex={0} role="region" aria-label="Events of this task">
         <EventList events={state.events} label="Events" />
