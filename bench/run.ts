@@ -1,9 +1,10 @@
 /**
  * `npm run bench [-- <benchmark>... ] [--profile] [--no-pin] [--quick] [--latency-rate=N] [--worker-concurrency=N]`
  *
- * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, live, openai, claims, waits, swarm, rss, scale. Default: all of
- * them but scale, which runs only when named (it starts two clusters; its figures also go to
- * bench/results/scale.json).
+ * Benchmarks: fanout (fanout:1x1000, fanout:100x10), idle, intake, agents, live, openai, claims, waits, swarm, rss, console, scale.
+ * Default: all of them but scale, which runs only when named (it starts two clusters; its figures
+ * also go to bench/results/scale.json); console measures its page loads only where a headless
+ * Chromium is found (otherwise it measures the bundle and prints a skip line).
  * Prints a table per benchmark (measured figures, the references measured in the same run,
  * ratios, and stated references clearly labelled) and writes everything as JSON to
  * bench/results/latest.json. Traffic goes to 127.0.0.1 only; every phase is bounded in time
@@ -23,6 +24,7 @@ import { runOpenAi } from './openai.js';
 import { runWaits } from './waits.js';
 import { runSwarm } from './swarm.js';
 import { runRss } from './rss.js';
+import { runConsole } from './console.js';
 import { runScale } from './scale.js';
 import { startNats, startPg, type Pg } from './lib/infra.js';
 import { ROOT, TASKSET, killAll, killAllSync } from './lib/proc.js';
@@ -40,6 +42,8 @@ interface Args {
   waits: boolean;
   swarm: boolean;
   rss: boolean;
+  /** Page loads skipped (with a line saying so) where no headless Chromium is found. */
+  console: boolean;
   /** Only when named: it starts two clusters of its own. */
   scale: boolean;
   profile: boolean;
@@ -57,7 +61,21 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const names = argv.filter((a) => !a.startsWith('--'));
   const flags = argv.filter((a) => a.startsWith('--'));
-  const known = ['fanout', 'idle', 'intake', 'agents', 'live', 'openai', 'claims', 'waits', 'swarm', 'rss', 'scale', ...SHAPES.map((s) => `fanout:${s.name}`)];
+  const known = [
+    'fanout',
+    'idle',
+    'intake',
+    'agents',
+    'live',
+    'openai',
+    'claims',
+    'waits',
+    'swarm',
+    'rss',
+    'console',
+    'scale',
+    ...SHAPES.map((s) => `fanout:${s.name}`),
+  ];
   for (const n of names) if (!known.includes(n)) throw new Error(`unknown benchmark ${JSON.stringify(n)}; known: ${known.join(', ')}`);
   const all = names.length === 0;
   const fanoutShapes = all || names.includes('fanout') ? SHAPES.map((s) => s.name) : names.filter((n) => n.startsWith('fanout:')).map((n) => n.slice(7));
@@ -71,6 +89,7 @@ function parseArgs(argv: string[]): Args {
     waits: all || names.includes('waits'),
     swarm: all || names.includes('swarm'),
     rss: all || names.includes('rss'),
+    console: all || names.includes('console'),
     openai: all || names.includes('openai'),
     scale: names.includes('scale'),
     profile: false,
@@ -239,6 +258,12 @@ async function main(): Promise<void> {
       // The embedded defaults bring their own nats-server and database.
       const r = await runRss({ quick: args.quick, log });
       results.rss = r.results;
+      process.stdout.write(r.report);
+    }
+    if (args.console) {
+      // The embedded defaults again, and a headless Chromium.
+      const r = await runConsole({ quick: args.quick, log });
+      results.console = r.results;
       process.stdout.write(r.report);
     }
     if (args.scale) {

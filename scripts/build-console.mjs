@@ -2,7 +2,8 @@
 // Builds the browser console (src/console, Preact) into dist/console/: app.js (one minified ES
 // module bundle: the console, the API client of src/client, preact, marked, dompurify), app.css
 // and index.html naming both with a content hash (?v=...), so the gateway can let browsers
-// cache them for good. Everything is local: no CDN, it works offline.
+// cache them for good; app.js.gz and app.css.gz beside them, served to browsers that accept
+// gzip. Everything is local: no CDN, it works offline.
 //
 //   node scripts/build-console.mjs              type-checks src/console, then bundles
 //   import { buildConsole } from './build-console.mjs'; await buildConsole({ typecheck: false })
@@ -54,9 +55,13 @@ export async function buildConsole({ outDir = join(root, 'dist', 'console'), typ
   mkdirSync(outDir, { recursive: true });
   // Each file written whole under another name, then renamed: a gateway serving the folder (or a
   // second build at the same moment, as two test files may run) never reads half a file.
+  // The assets also gzipped (app.js.gz, app.css.gz), for browsers that accept it; index.html
+  // last, so it never names an asset not written yet.
   for (const [name, text] of [
     ['app.js', js],
+    ['app.js.gz', gzipSync(js, { level: 9 })],
     ['app.css', css],
+    ['app.css.gz', gzipSync(css, { level: 9 })],
     ['index.html', html],
   ]) {
     const part = join(outDir, `.${name}.${process.pid}.part`);

@@ -10,7 +10,8 @@
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { request } from 'node:http';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleFile } from '../src/gateway/console-route.js';
@@ -48,6 +49,20 @@ async function submitTask(page: Page, query: string): Promise<string> {
   return decodeURIComponent(new URL(page.url()).hash.split('/')[2]);
 }
 
+/** GET with exactly this Accept-Encoding (fetch adds its own), the body as sent. */
+function rawGet(url: string, acceptEncoding: string): Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 const answerText = (page: Page) => page.getByTestId('answer').innerText();
 const taskStatus = async (id: string) => json(await fetch(`${t.base}/api/v1/tasks/${id}`, { headers: user.h }));
 
@@ -66,6 +81,18 @@ describe('serving', () => {
     expect(jsRes.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(jsRes.headers.get('cache-control')).toContain('immutable');
     expect((await fetch(`${t.base}${css}`)).headers.get('content-type')).toMatch(/^text\/css/);
+    // The assets go gzipped to a client that takes gzip (the build's .gz), as they are to one that does not.
+    const plain = await readFile(join(consoleDir, 'app.js'));
+    const zipped = await rawGet(`${t.base}${js}`, 'gzip, deflate, br');
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toBe('Accept-Encoding');
+    expect(gunzipSync(zipped.body).equals(plain)).toBe(true);
+    expect(zipped.body.length).toBeLessThan(plain.length / 2);
+    for (const ae of ['identity', 'gzip;q=0', '']) {
+      const r = await rawGet(`${t.base}${js}`, ae);
+      expect(r.headers['content-encoding'], ae).toBeUndefined();
+      expect(r.body.equals(plain), ae).toBe(true);
+    }
     expect((await fetch(`${t.base}/health`)).status).toBe(200);
     expect((await fetch(`${t.base}/api/v1/tasks`)).status).toBe(401);
     const missing = await fetch(`${t.base}/no-such-page`);

@@ -77,11 +77,15 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Starts `node --import tsx src/main.ts` and waits until GET /readiness answers 200. */
+/**
+ * Starts `node --import tsx src/main.ts` and waits until GET /readiness answers 200 (within
+ * `readyTimeoutMs`, default 30 s). An empty `natsUrl` / `dbUrl` is the embedded nats-server / PGlite.
+ */
 export async function startService(o: {
   roles: string;
   natsUrl: string;
   dbUrl: string;
+  readyTimeoutMs?: number;
   cpu?: number;
   nofile?: number;
   env?: Record<string, string>;
@@ -122,7 +126,7 @@ export async function startService(o: {
           return false;
         }
       },
-      30_000,
+      o.readyTimeoutMs ?? 30_000,
       100,
       'service readiness',
     );

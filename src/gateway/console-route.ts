@@ -4,7 +4,8 @@
  * the gateway's fallback (server.ts's catch-all, before its 404), not as routes: the console is
  * no part of the API, so it stays out of the route table and /openapi.json. index.html is
  * revalidated on every load (no-cache); the assets, named in it with their content hash
- * (`?v=<hash>`), are cached for a year. Only these three paths are served, so no API path
+ * (`?v=<hash>`), are cached for a year and sent gzipped (the build's .gz) to clients that take
+ * it. Only these three paths are served, so no API path
  * (/api/..., /v1/..., /health, /metrics, /openapi.json, /mcp) is shadowed. Without a built
  * console, each answers 404 `{"error": ...}` saying to run `npm run build`.
  *
@@ -29,12 +30,26 @@ const FILES: Record<string, { file: string; type: string }> = {
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
-/** The reply for console file `path` ('/', '/app.js', '/app.css') of `dir`; `versioned`: asked for with ?v=<hash>. */
-export async function consoleFile(dir: string, path: string, versioned: boolean): Promise<Reply> {
+/** Whether an Accept-Encoding header takes gzip (and does not refuse it with q=0). */
+export function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  return (acceptEncoding ?? '').split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q) > 0);
+  });
+}
+
+/**
+ * The reply for console file `path` ('/', '/app.js', '/app.css') of `dir`; `versioned`: asked for
+ * with ?v=<hash>; `gzip`: the client accepts it, so an asset's .gz (written by the build) is sent
+ * when there is one.
+ */
+export async function consoleFile(dir: string, path: string, versioned: boolean, gzip = false): Promise<Reply> {
   const f = FILES[path];
+  const zipped = gzip && path !== '/' ? await readFile(join(dir, `${f.file}.gz`)).catch(() => undefined) : undefined;
   let raw: Buffer;
   try {
-    raw = await readFile(join(dir, f.file));
+    raw = zipped ?? (await readFile(join(dir, f.file)));
   } catch {
     return { status: 404, body: { error: 'The console is not built: run `npm run build` (it writes dist/console), then reload' } };
   }
@@ -43,6 +58,8 @@ export async function consoleFile(dir: string, path: string, versioned: boolean)
     'X-Content-Type-Options': 'nosniff',
     'Cache-Control': versioned ? 'public, max-age=31536000, immutable' : 'no-cache',
   };
+  if (path !== '/') headers.Vary = 'Accept-Encoding';
+  if (zipped) headers['Content-Encoding'] = 'gzip';
   if (path === '/') Object.assign(headers, { 'Content-Security-Policy': CSP, 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY' });
   return { status: 200, raw, headers };
 }
@@ -57,7 +74,7 @@ export function serveConsole(res: HttpResponse, req: Req, cors: Record<string, s
   res.onAborted(() => {
     aborted = true;
   });
-  void consoleFile(dir, req.url, req.url !== '/' && req.query.has('v')).then((reply) => {
+  void consoleFile(dir, req.url, req.url !== '/' && req.query.has('v'), acceptsGzip(req.headers['accept-encoding'])).then((reply) => {
     if (!aborted) writeReply(res, req.method === 'HEAD' ? { ...reply, raw: '' } : reply, cors);
   });
   return true;
