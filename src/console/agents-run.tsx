@@ -10,6 +10,7 @@ import { go, href } from './router.js';
 import { SchemaForm } from './schema-form.js';
 import { call, messageOf } from './session.js';
 import { usd } from './format.js';
+import { SessionField } from './session-field.js';
 
 async function loadAgent(id: string) {
   return call(async (api) => ok(await api.GET('/api/v1/agents/{id}', { params: { path: { id } } })));
@@ -60,19 +61,12 @@ export function AgentRunPage({ id }: { id: string }) {
           </dl>
           <h2 id="agent-input">Input</h2>
           <SchemaForm schema={agent.input_schema} idPrefix="agent-in" label={`Input of ${agent.name}`} submitLabel="Run" busyLabel="Starting…" onSubmit={run}>
-            <div class="field">
-              <label for="agent-session">Session id (optional)</label>
-              <input
-                id="agent-session"
-                name="session_id"
-                aria-describedby="agent-session-help"
-                value={session}
-                onInput={(e) => setSession(e.currentTarget.value)}
-              />
-              <p class="help" id="agent-session-help">
-                The run joins this session (its id or name); a new session when empty.
-              </p>
-            </div>
+            <SessionField
+              id="agent-session"
+              help="The run joins this session (its id or name); a new session when empty."
+              value={session}
+              onInput={setSession}
+            />
           </SchemaForm>
         </>
       ) : error ? null : (

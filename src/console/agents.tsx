@@ -5,6 +5,7 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
+import { CatalogueFilters } from './catalogue-filters.js';
 import { AgentRunPage } from './agents-run.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
@@ -64,23 +65,7 @@ function AgentCatalogue() {
         Agents
       </h1>
       <p class="muted">Single-purpose agents: each runs one tool with a checked input, as a task you can follow live.</p>
-      <div class="filters" role="search" aria-label="Filter agents">
-        <div>
-          <label for="agent-category">Category</label>
-          <select id="agent-category" value={category} onChange={(e) => setCategory(e.currentTarget.value)}>
-            <option value="">All categories</option>
-            {categories.map((c) => (
-              <option key={c} value={c}>
-                {c}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="agent-search">Search</label>
-          <input id="agent-search" type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        </div>
-      </div>
+      <CatalogueFilters id="agent" what="agents" categories={categories} category={category} text={text} onCategory={setCategory} onText={setText} />
       <p class="error" role="alert">
         {error ?? ''}
       </p>

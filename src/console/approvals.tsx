@@ -4,11 +4,12 @@
  * refuse with feedback, or approve with modified arguments (JSON, checked before it is sent):
  * POST /api/v1/approvals/decision. The list is read again after every decision.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
 import { json, time } from './format.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
+import { useList } from './use-list.js';
 
 async function load() {
   return call(async (api) => ok(await api.GET('/api/v1/approvals', { params: { query: { status: 'pending', limit: 100 } } })).approvals);
@@ -119,19 +120,8 @@ function ApprovalItem({ a, onDecided }: { a: Approval; onDecided: (msg: string) 
 }
 
 export function ApprovalsPage() {
-  const [list, setList] = useState<Approval[]>();
-  const [error, setError] = useState<string>();
+  const { list, error, refresh } = useList(load);
   const [notice, setNotice] = useState<string>();
-  const refresh = () => {
-    load().then(
-      (l) => {
-        setList(l);
-        setError(undefined);
-      },
-      (err) => setError(messageOf(err)),
-    );
-  };
-  useEffect(refresh, []);
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title" tabIndex={-1}>

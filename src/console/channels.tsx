@@ -5,13 +5,14 @@
  * credentials are write-only and never shown. Below: the new-channel form (channels-form.tsx)
  * and the connected daemons (channels-daemons.tsx).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
 import { ChannelForm, TYPE_NAMES } from './channels-form.js';
 import { DaemonsSection } from './channels-daemons.js';
 import { json, time } from './format.js';
 import { ConfirmDelete } from './schedules-confirm.js';
 import { baseUrl, call, messageOf } from './session.js';
+import { useList } from './use-list.js';
 
 async function load() {
   return call(async (api) => ok(await api.GET('/api/v1/channels')));
@@ -112,19 +113,8 @@ function ChannelItem({ c, onChanged }: { c: Channel; onChanged: (msg: string) =>
 }
 
 export function ChannelsPage() {
-  const [list, setList] = useState<Channel[]>();
-  const [error, setError] = useState<string>();
+  const { list, error, refresh } = useList(load);
   const [notice, setNotice] = useState<string>();
-  const refresh = () => {
-    load().then(
-      (l) => {
-        setList(l);
-        setError(undefined);
-      },
-      (err) => setError(messageOf(err)),
-    );
-  };
-  useEffect(refresh, []);
   const changed = (msg: string) => {
     setNotice(msg);
     refresh();

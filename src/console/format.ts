@@ -32,3 +32,15 @@ export function usd(v: number | undefined, zero = '$0'): string {
   if (v === 0) return zero;
   return `$${v.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`;
 }
+
+/** The phase a workflow event puts a task in, as the live and swarm views show it. */
+export const PHASES: Record<string, string> = {
+  WORKFLOW_STARTED: 'running',
+  WORKFLOW_PAUSING: 'pausing',
+  WORKFLOW_PAUSED: 'paused',
+  WORKFLOW_RESUMED: 'running',
+  WORKFLOW_CANCELLING: 'cancelling',
+  WORKFLOW_CANCELLED: 'cancelled',
+  WORKFLOW_COMPLETED: 'completed',
+  WORKFLOW_FAILED: 'failed',
+};

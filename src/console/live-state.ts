@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, followStream, type StreamEvent } from '../client/index.js';
 import { auth, messageOf, refresh } from './session.js';
+import { PHASES } from './format.js';
 
 /** One event as the console keeps it. */
 export interface LiveEvent {
@@ -55,17 +56,6 @@ function save(id: string, s: LiveState): void {
     // Storage full: the view goes on; a reload would start from the last saved event.
   }
 }
-
-const PHASES: Record<string, string> = {
-  WORKFLOW_STARTED: 'running',
-  WORKFLOW_PAUSING: 'pausing',
-  WORKFLOW_PAUSED: 'paused',
-  WORKFLOW_RESUMED: 'running',
-  WORKFLOW_CANCELLING: 'cancelling',
-  WORKFLOW_CANCELLED: 'cancelled',
-  WORKFLOW_COMPLETED: 'completed',
-  WORKFLOW_FAILED: 'failed',
-};
 
 function trimPayload(p: unknown): Record<string, unknown> | undefined {
   if (!p || typeof p !== 'object') return undefined;

@@ -10,6 +10,7 @@ import { go, href } from './router.js';
 import { ConfirmDelete } from './schedules-confirm.js';
 import { inZone } from './schedules-cron.js';
 import { call, messageOf } from './session.js';
+import { Pager } from './pager.js';
 
 const RUNS_PAGE = 20;
 
@@ -103,17 +104,7 @@ function RunsSection({ id }: { id: string }) {
           </table>
         </div>
       ) : null}
-      {total > RUNS_PAGE ? (
-        <nav class="pager" aria-label="Pages of runs">
-          <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>
-            Previous
-          </button>
-          <span>{`${first + 1}–${Math.min(first + RUNS_PAGE, total)} of ${total}`}</span>
-          <button type="button" disabled={first + RUNS_PAGE >= total} onClick={() => setPage(page + 1)}>
-            Next
-          </button>
-        </nav>
-      ) : null}
+      {total > RUNS_PAGE ? <Pager offset={first} size={RUNS_PAGE} total={total} label="Pages of runs" onOffset={(o) => setPage(o / RUNS_PAGE + 1)} /> : null}
     </section>
   );
 }

@@ -11,6 +11,7 @@ import { inZone } from './schedules-cron.js';
 import { ScheduleDetail, takeDeletedNotice } from './schedules-detail.js';
 import { ScheduleForm } from './schedules-form.js';
 import { call, messageOf } from './session.js';
+import { Pager } from './pager.js';
 
 const PAGE = 50;
 const STATUSES = ['', 'ACTIVE', 'PAUSED'] as const;
@@ -132,17 +133,7 @@ function ScheduleList() {
           </table>
         </div>
       ) : null}
-      {total > PAGE ? (
-        <nav class="pager" aria-label="Pages">
-          <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>
-            Previous
-          </button>
-          <span>{`${first + 1}–${Math.min(first + PAGE, total)} of ${total}`}</span>
-          <button type="button" disabled={first + PAGE >= total} onClick={() => setPage(page + 1)}>
-            Next
-          </button>
-        </nav>
-      ) : null}
+      {total > PAGE ? <Pager offset={first} size={PAGE} total={total} onOffset={(o) => setPage(o / PAGE + 1)} /> : null}
       <ScheduleForm
         onCreated={(id, name) => {
           setNotice(undefined);

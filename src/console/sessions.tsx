@@ -9,6 +9,7 @@ import { shortName, time } from './format.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
 import { SessionDetail } from './sessions-detail.js';
+import { Pager } from './pager.js';
 
 const PAGE = 20;
 
@@ -71,15 +72,7 @@ function SessionList() {
       </div>
       {page === undefined && !error ? <p class="muted">Loading…</p> : null}
       {page && !page.sessions.length ? <p class="muted">No sessions yet: a task starts one (or joins the one its session id names).</p> : null}
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-          Previous
-        </button>
-        <span>{total ? `${offset + 1}–${Math.min(offset + PAGE, total)} of ${total}` : ''}</span>
-        <button type="button" disabled={offset + PAGE >= total} onClick={() => setOffset(offset + PAGE)}>
-          Next
-        </button>
-      </nav>
+      <Pager offset={offset} size={PAGE} total={total} onOffset={setOffset} />
     </section>
   );
 }

@@ -11,6 +11,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, followStream, ok } from '../client/index.js';
 import { auth, call, messageOf, refresh } from './session.js';
+import { PHASES } from './format.js';
 
 /** The agent id of the lead's events, and of the supervisor's (the swarm workflow's). */
 export const LEAD = 'swarm-lead';
@@ -75,17 +76,6 @@ export interface SwarmEvent {
 }
 
 export const EMPTY_SWARM: SwarmView = { agents: [], tasks: [], messages: [], lastSeq: 0, ended: false, phase: 'connecting', isSwarm: false };
-
-const PHASES: Record<string, string> = {
-  WORKFLOW_STARTED: 'running',
-  WORKFLOW_PAUSING: 'pausing',
-  WORKFLOW_PAUSED: 'paused',
-  WORKFLOW_RESUMED: 'running',
-  WORKFLOW_CANCELLING: 'cancelling',
-  WORKFLOW_CANCELLED: 'cancelled',
-  WORKFLOW_COMPLETED: 'completed',
-  WORKFLOW_FAILED: 'failed',
-};
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object') : []);

@@ -6,6 +6,7 @@ import { ok } from '../client/index.js';
 import { TERMINAL, shortName, time } from './format.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
+import { Pager } from './pager.js';
 
 const STATUSES = ['', 'QUEUED', 'RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT'] as const;
 type StatusFilter = Exclude<(typeof STATUSES)[number], ''>;
@@ -98,15 +99,7 @@ export function TasksPage() {
         </table>
       </div>
       {page && !page.tasks.length ? <p class="muted">No tasks match.</p> : null}
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-          Previous
-        </button>
-        <span>{total ? `${offset + 1}–${Math.min(offset + PAGE, total)} of ${total}` : ''}</span>
-        <button type="button" disabled={offset + PAGE >= total} onClick={() => setOffset(offset + PAGE)}>
-          Next
-        </button>
-      </nav>
+      <Pager offset={offset} size={PAGE} total={total} onOffset={setOffset} />
     </section>
   );
 }

@@ -14,6 +14,7 @@ import { SchemaForm } from './schema-form.js';
 import { call, messageOf } from './session.js';
 import { usd } from './format.js';
 import { ToolResult, type Execution } from './tools-result.js';
+import { SessionField } from './session-field.js';
 
 async function loadTool(name: string) {
   return call(async (api) => ok(await api.GET('/api/v1/tools/{name}', { params: { path: { name } } })));
@@ -79,19 +80,12 @@ export function ToolRunPage({ name }: { name: string }) {
             busyLabel="Executing…"
             onSubmit={execute}
           >
-            <div class="field">
-              <label for="tool-session">Session id (optional)</label>
-              <input
-                id="tool-session"
-                name="session_id"
-                aria-describedby="tool-session-help"
-                value={session}
-                onInput={(e) => setSession(e.currentTarget.value)}
-              />
-              <p class="help" id="tool-session-help">
-                The tool runs in this session (its id or name): file tools use its workspace.
-              </p>
-            </div>
+            <SessionField
+              id="tool-session"
+              help="The tool runs in this session (its id or name): file tools use its workspace."
+              value={session}
+              onInput={setSession}
+            />
           </SchemaForm>
           {result ? <ToolResult r={result} /> : null}
         </>

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
+import { CatalogueFilters } from './catalogue-filters.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
 import { ToolRunPage } from './tools-run.js';
@@ -72,23 +73,7 @@ function ToolList() {
         Tools
       </h1>
       <p class="muted">Tools you can execute directly with arguments of your own. Tools that are dangerous (a shell) are not listed.</p>
-      <div class="filters" role="search" aria-label="Filter tools">
-        <div>
-          <label for="tool-category">Category</label>
-          <select id="tool-category" value={category} onChange={(e) => setCategory(e.currentTarget.value)}>
-            <option value="">All categories</option>
-            {categories.map((c) => (
-              <option key={c} value={c}>
-                {c}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="tool-search">Search</label>
-          <input id="tool-search" type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        </div>
-      </div>
+      <CatalogueFilters id="tool" what="tools" categories={categories} category={category} text={text} onCategory={setCategory} onText={setText} />
       <p class="error" role="alert">
         {error ?? ''}
       </p>
