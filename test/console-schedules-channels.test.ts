@@ -134,7 +134,7 @@ describe('schedules in the browser', () => {
       await expectAccessible(page, 'schedule detail');
 
       const statusOf = async () => ok(await api().GET('/api/v1/schedules/{id}', { params: { path: { id: s.id } } })).status;
-      await page.getByLabel('Reason (optional, for pause or resume)').fill('holidays');
+      await page.getByLabel('Reason for pausing (optional)').fill('holidays');
       await page.getByRole('button', { name: 'Pause' }).click();
       await expect.poll(() => page.getByTestId('schedule-status').innerText()).toBe('PAUSED');
       await page.getByText('Schedule paused successfully', { exact: false }).waitFor();

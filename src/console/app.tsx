@@ -25,7 +25,7 @@ function Page({ route }: { route: Route }) {
     case 'tasks':
       return <TasksPage />;
     case 'detail':
-      return <DetailPage id={route.id} />;
+      return <DetailPage id={route.id} key={route.id} />;
     case 'live':
       return <LivePage id={route.id} key={route.id} />;
     case 'review':

@@ -66,7 +66,7 @@ export function NewTaskPage() {
     setBusy(true);
     setError(undefined);
     try {
-      const context = { ...(template.trim() ? { template: template.trim() } : {}), ...(facts ? { enable_fact_extraction: true } : {}) };
+      const context = { ...(template.trim() ? { template: template.trim() } : {}), ...(facts && strategy ? { enable_fact_extraction: true } : {}) };
       const body = {
         query,
         ...(mode ? { mode } : {}),
@@ -131,7 +131,8 @@ export function NewTaskPage() {
               <input type="checkbox" checked={verify} onChange={(e) => setVerify(e.currentTarget.checked)} /> Verify the claims (enable_verification)
             </label>
             <label>
-              <input type="checkbox" checked={facts} onChange={(e) => setFacts(e.currentTarget.checked)} /> Extract the facts (context.enable_fact_extraction)
+              <input type="checkbox" checked={facts && !!strategy} disabled={!strategy} onChange={(e) => setFacts(e.currentTarget.checked)} /> Extract the facts
+              (context.enable_fact_extraction; research tasks only)
             </label>
           </div>
         </details>

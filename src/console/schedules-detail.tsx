@@ -1,6 +1,6 @@
 /**
- * One schedule (GET /api/v1/schedules/{id}): its details; pause and resume, with an optional
- * reason (POST .../pause, .../resume); delete, after a confirm step (DELETE), back to the list
+ * One schedule (GET /api/v1/schedules/{id}): its details; pause with an optional reason
+ * (POST .../pause) and resume (POST .../resume); delete, after a confirm step (DELETE), back to the list
  * saying so; and its runs, newest first, 20 a page (GET .../runs), each linking to its task.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -11,6 +11,7 @@ import { ConfirmDelete } from './schedules-confirm.js';
 import { inZone } from './schedules-cron.js';
 import { call, messageOf } from './session.js';
 import { Pager } from './pager.js';
+import { useLatest } from './use-latest.js';
 
 const RUNS_PAGE = 20;
 
@@ -48,8 +49,9 @@ function RunsSection({ id }: { id: string }) {
   const [page, setPage] = useState(1);
   const [runs, setRuns] = useState<Runs>();
   const [error, setError] = useState<string>();
+  const latest = useLatest();
   const refresh = () => {
-    loadRuns(id, page).then(
+    latest(loadRuns(id, page)).then(
       (r) => {
         setRuns(r);
         setError(undefined);
@@ -141,8 +143,8 @@ export function ScheduleDetail({ id }: { id: string }) {
     });
   const resume = () =>
     act(async () => {
-      const r = await call(async (api) => ok(await api.POST('/api/v1/schedules/{id}/resume', { params: { path: { id } }, body })));
-      setReason('');
+      // The service keeps a reason for a pause only: a resume sends none.
+      const r = await call(async (api) => ok(await api.POST('/api/v1/schedules/{id}/resume', { params: { path: { id } } })));
       return `${r.message}; next run ${time(r.next_run_at)}.`;
     });
   const remove = async () => {
@@ -229,7 +231,7 @@ export function ScheduleDetail({ id }: { id: string }) {
             </>
           ) : null}
           <div class="schedule-actions">
-            <label for="schedule-reason">Reason (optional, for pause or resume)</label>
+            <label for="schedule-reason">Reason for pausing (optional)</label>
             <input id="schedule-reason" maxLength={1000} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
             <div class="buttons">
               {s.status === 'PAUSED' ? (

@@ -12,6 +12,7 @@ import { ScheduleDetail, takeDeletedNotice } from './schedules-detail.js';
 import { ScheduleForm } from './schedules-form.js';
 import { call, messageOf } from './session.js';
 import { Pager } from './pager.js';
+import { useLatest } from './use-latest.js';
 
 const PAGE = 50;
 const STATUSES = ['', 'ACTIVE', 'PAUSED'] as const;
@@ -31,8 +32,9 @@ function ScheduleList() {
   const [notice, setNotice] = useState(takeDeletedNotice);
   const [created, setCreated] = useState<{ id: string; name: string }>();
 
+  const latest = useLatest();
   const refresh = () => {
-    list(status, page).then(
+    latest(list(status, page)).then(
       (d) => {
         setData(d);
         setError(undefined);

@@ -11,6 +11,7 @@ import { Markdown } from './markdown.js';
 import { go, href } from './router.js';
 import { call, messageOf } from './session.js';
 import { SessionFiles } from './sessions-files.js';
+import { useLatest } from './use-latest.js';
 
 /** Turns read at first; "Show all turns" reads up to the service's maximum. */
 const FIRST_TURNS = 100;
@@ -104,8 +105,9 @@ function HistoryList({ sessionId }: { sessionId: string }) {
   const [limit, setLimit] = useState(FIRST_TURNS);
   const [history, setHistory] = useState<History>();
   const [error, setError] = useState<string>();
+  const latest = useLatest();
   useEffect(() => {
-    loadHistory(sessionId, limit).then(setHistory, (err) => setError(messageOf(err)));
+    latest(loadHistory(sessionId, limit)).then(setHistory, (err) => setError(messageOf(err)));
   }, [sessionId, limit]);
   const turns = history?.tasks ?? [];
   const total = history?.total ?? 0;

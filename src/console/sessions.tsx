@@ -10,6 +10,7 @@ import { href } from './router.js';
 import { call, messageOf } from './session.js';
 import { SessionDetail } from './sessions-detail.js';
 import { Pager } from './pager.js';
+import { useLatest } from './use-latest.js';
 
 const PAGE = 20;
 
@@ -22,10 +23,11 @@ function SessionList() {
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<Page>();
   const [error, setError] = useState<string>();
+  const latest = useLatest();
 
   useEffect(() => {
     setError(undefined);
-    list(offset).then(setPage, (err) => setError(messageOf(err)));
+    latest(list(offset)).then(setPage, (err) => setError(messageOf(err)));
   }, [offset]);
 
   const total = page?.total_count ?? 0;

@@ -13,6 +13,7 @@ import { TERMINAL, shortName, time } from './format.js';
 import { href } from './router.js';
 import { call, messageOf } from './session.js';
 import { LEAD, PERSON, useSwarm, type SwarmMessage, type SwarmView } from './swarm-state.js';
+import { useLatest } from './use-latest.js';
 
 /** The longest message the service takes (SwarmMessageRequest.message). */
 const MAX_MESSAGE = 10_000;
@@ -231,8 +232,15 @@ export function SwarmPage({ id }: { id: string }) {
   const [sent, setSent] = useState<Pending[]>([]);
 
   // The stored status at first, at every change of phase and at the end of the stream (the final word on the outcome).
+  const latest = useLatest();
   useEffect(() => {
-    fetchStatus(id).then(setStatus, (err) => setStatusError(messageOf(err)));
+    latest(fetchStatus(id)).then(
+      (s) => {
+        setStatus(s);
+        setStatusError(undefined);
+      },
+      (err) => setStatusError(messageOf(err)),
+    );
   }, [id, view.ended, view.phase]);
 
   const stored = shortName(status?.status);

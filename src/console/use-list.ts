@@ -4,12 +4,14 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from './session.js';
+import { useLatest } from './use-latest.js';
 
 export function useList<T>(load: () => Promise<T[]>): { list: T[] | undefined; error: string | undefined; refresh: () => void } {
   const [list, setList] = useState<T[]>();
   const [error, setError] = useState<string>();
+  const latest = useLatest();
   const refresh = () => {
-    load().then(
+    latest(load()).then(
       (l) => {
         setList(l);
         setError(undefined);
