@@ -198,7 +198,7 @@ describe('sessions', () => {
         await expectNoSideScroll(page);
 
         await page.getByRole('button', { name: 'Delete session' }).click();
-        await page.getByRole('button', { name: 'Yes, delete this session' }).click();
+        await page.getByRole('button', { name: 'Delete permanently' }).click();
         await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
         await expect.poll(() => page.locator(`tr[data-session="${session.id}"]`).count()).toBe(0);
         await expectAccessible(page, 'session list (phone, dark)');

@@ -10,7 +10,7 @@ import { ok } from '../client/index.js';
 import { ChannelForm, TYPE_NAMES } from './channels-form.js';
 import { DaemonsSection } from './channels-daemons.js';
 import { json, time } from './format.js';
-import { ConfirmDelete } from './schedules-confirm.js';
+import { ConfirmDelete } from './confirm-delete.js';
 import { baseUrl, call, messageOf } from './session.js';
 import { useList } from './use-list.js';
 

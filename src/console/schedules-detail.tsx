@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
 import { json, shortName, time } from './format.js';
 import { go, href } from './router.js';
-import { ConfirmDelete } from './schedules-confirm.js';
+import { ConfirmDelete } from './confirm-delete.js';
 import { inZone } from './schedules-cron.js';
 import { call, messageOf } from './session.js';
 import { Pager } from './pager.js';

@@ -12,6 +12,7 @@ import { go, href } from './router.js';
 import { call, messageOf } from './session.js';
 import { SessionFiles } from './sessions-files.js';
 import { useLatest } from './use-latest.js';
+import { ConfirmDelete } from './confirm-delete.js';
 
 /** Turns read at first; "Show all turns" reads up to the service's maximum. */
 const FIRST_TURNS = 100;
@@ -150,7 +151,6 @@ function HistoryList({ sessionId }: { sessionId: string }) {
 }
 
 function DeleteSession({ session }: { session: Session }) {
-  const [asked, setAsked] = useState(false);
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const remove = async () => {
@@ -168,22 +168,12 @@ function DeleteSession({ session }: { session: Session }) {
     <div class="ss-danger">
       <h2>Delete</h2>
       <p class="muted">Deleting hides the session and its history from every list; its tasks stay.</p>
-      <div class="buttons">
-        {asked ? (
-          <>
-            <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>
-              Yes, delete this session
-            </button>
-            <button type="button" disabled={busy} onClick={() => setAsked(false)}>
-              Keep it
-            </button>
-          </>
-        ) : (
-          <button type="button" class="danger" onClick={() => setAsked(true)}>
-            Delete session
-          </button>
-        )}
-      </div>
+      <ConfirmDelete
+        what="session"
+        busy={busy}
+        question="Delete this session permanently? It leaves every list with its history; its tasks stay."
+        onConfirm={() => void remove()}
+      />
       <p class="error ss-tight" role="alert">
         {error ?? ''}
       </p>

@@ -4,27 +4,12 @@
  * step reaches "now"), and its duration, status and retries in words, so the picture is never
  * the only way to read it.
  */
+import type { components } from '../client/index.js';
 import { ms } from './format.js';
 
-export interface TimelineStep {
-  name: string;
-  agent: string | null;
-  status: 'completed' | 'retried' | 'running' | 'interrupted';
-  started_at: string | null;
-  ended_at: string | null;
-  duration_ms: number | null;
-  retries: number;
-  event_count: number;
-}
-
-export interface TimelineData {
-  started_at: string | null;
-  created_at: string | null;
-  ended_at: string | null;
-  duration_ms: number | null;
-  source: 'journal' | 'events';
-  steps: TimelineStep[];
-}
+/** A task's timeline and one of its steps, as the API gives them. */
+export type TimelineData = components['schemas']['Timeline'];
+export type TimelineStep = TimelineData['steps'][number];
 
 const at = (iso: string | null | undefined): number | undefined => {
   const t = iso ? Date.parse(iso) : NaN;

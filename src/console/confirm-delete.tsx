@@ -1,5 +1,5 @@
 /**
- * The confirm step of a deletion (a schedule, a channel): a button that, pressed, becomes a
+ * The confirm step of a deletion (a schedule, a channel, a session): a button that, pressed, becomes a
  * question with "Delete permanently" and "Cancel". The question takes the focus (read out, and
  * Tab goes on to its buttons); Cancel gives the focus back to the first button. Escape cancels.
  */
