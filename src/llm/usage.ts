@@ -8,7 +8,37 @@
  */
 import type { Logger } from '../kernel/index.js';
 import { countModelCall } from '../metrics/index.js';
-import { Batcher, type Sql } from '../store/index.js';
+import { Batcher, rowInserter, type Sql } from '../store/index.js';
+
+const insertCalls = rowInserter<{
+  id: string;
+  task_id: string | null;
+  agent_id: string;
+  model: string;
+  provider: string;
+  tier: string;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  cache_hit: boolean;
+}>(
+  'llm_calls',
+  [
+    ['id', 'text'],
+    ['task_id', 'uuid'],
+    ['agent_id', 'text'],
+    ['model', 'text'],
+    ['provider', 'text'],
+    ['tier', 'text'],
+    ['input_tokens', 'integer'],
+    ['output_tokens', 'integer'],
+    ['total_tokens', 'integer'],
+    ['cost_usd', 'double precision'],
+    ['cache_hit', 'boolean'],
+  ],
+  'ON CONFLICT (id) DO NOTHING',
+);
 
 export interface ModelCallRecord {
   /** The task (workflow or AgentService run); absent for LLMService calls, which have none. */
@@ -55,7 +85,7 @@ export class UsageStore {
       cost_usd: r.costUsd,
       cache_hit: r.cacheHit,
     }));
-    await this.sql`INSERT INTO llm_calls ${this.sql(rows)} ON CONFLICT (id) DO NOTHING`;
+    await insertCalls(this.sql, rows);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UUID_RE } from '../kernel/index.js';
-import type { postgres, Sql } from '../store/index.js';
+import { rowInserter, type postgres, type Sql } from '../store/index.js';
 import type { SessionRef, SessionRegistry } from '../tasks/index.js';
 
 /**
@@ -14,6 +14,30 @@ export interface SessionDirectory extends SessionRegistry {
   recordHistorySummary(sessionId: string, owner: string | null, record: Record<string, unknown>): Promise<void>;
 }
 
+interface NewSession {
+  id: string;
+  external_id: string | null;
+  user_id: string | null;
+  tenant_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  last_activity_at: Date;
+}
+
+const insertSessions = rowInserter<NewSession>(
+  'sessions',
+  [
+    ['id', 'uuid'],
+    ['external_id', 'text'],
+    ['user_id', 'uuid'],
+    ['tenant_id', 'uuid'],
+    ['created_at', 'timestamptz'],
+    ['updated_at', 'timestamptz'],
+    ['last_activity_at', 'timestamptz'],
+  ],
+  'ON CONFLICT DO NOTHING',
+);
+
 export function sessionRegistry(sql: Sql): SessionDirectory {
   return {
     async recordHistorySummary(sessionId, owner, record) {
@@ -22,7 +46,7 @@ export function sessionRegistry(sql: Sql): SessionDirectory {
     },
     async ensureSessions(refs: SessionRef[]) {
       if (!refs.length) return;
-      const rows = refs.map((r) => {
+      const rows = refs.map((r): NewSession => {
         const isId = UUID_RE.test(r.sessionId);
         return {
           id: isId ? r.sessionId : randomUUID(),
@@ -34,7 +58,7 @@ export function sessionRegistry(sql: Sql): SessionDirectory {
           last_activity_at: r.at,
         };
       });
-      await sql`INSERT INTO sessions ${sql(rows)} ON CONFLICT DO NOTHING`;
+      await insertSessions(sql, rows);
     },
     async ownedSessionId(sessionId, owner) {
       const rows = UUID_RE.test(sessionId)

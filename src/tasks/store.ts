@@ -1,19 +1,54 @@
 /**
  * The SQL of the tasks and task_events tables, and nothing else's.
  *
- * Task inserts are coalesced into multi-row INSERTs (one round trip for every task submitted
- * in the same tick) and each caller is resolved only after its row is committed; the
+ * Task inserts are coalesced into multi-row INSERTs of fixed text (one round trip for every
+ * task submitted in the same tick; store/insert-rows.ts) and each caller is resolved only after its row is committed; the
  * sessions a batch names are registered first through the session registry (sessions/
  * owns that table). A terminal status is written once: the update is conditional on the row
  * not being terminal already.
  */
 import { TERMINAL_STATUSES } from '../kernel/index.js';
 import { countTaskFinished } from '../metrics/index.js';
-import { Batcher, type Sql, type postgres } from '../store/index.js';
+import { Batcher, rowInserter, type Sql, type postgres } from '../store/index.js';
 import type { EventRow, ListTasksQuery, NewTask, QueuedTask, TaskBrief, TaskOutcome, TaskRow } from './model.js';
 import { closeOpenWaits } from './wait-close.js';
 
+/** Events a statement carries at most (a bound on one message, not a parameter limit). */
 const EVENT_ROWS_PER_INSERT = 1000;
+
+const insertTasks = rowInserter<QueuedTask & { status: string; updated_at: Date }>(
+  'tasks',
+  [
+    ['id', 'uuid'],
+    ['session_id', 'text'],
+    ['user_id', 'uuid'],
+    ['tenant_id', 'uuid'],
+    ['query', 'text'],
+    ['context', 'jsonb'],
+    ['options', 'jsonb'],
+    ['mode', 'text'],
+    ['status', 'text'],
+    ['trace_id', 'text'],
+    ['created_at', 'timestamptz'],
+    ['updated_at', 'timestamptz'],
+  ],
+  'ON CONFLICT (id) DO NOTHING',
+);
+
+const insertEventRows = rowInserter<EventRow>(
+  'task_events',
+  [
+    ['workflow_id', 'uuid'],
+    ['seq', 'bigint'],
+    ['type', 'text'],
+    ['agent_id', 'text'],
+    ['message', 'text'],
+    ['payload', 'jsonb'],
+    ['ts', 'timestamptz'],
+    ['stream_id', 'text'],
+  ],
+  'ON CONFLICT DO NOTHING',
+);
 
 /** A session a batch of new tasks names, as the task gives it (UUID id or external id). */
 export interface SessionRef {
@@ -50,30 +85,7 @@ export class TaskStore {
   }
 
   private async insertTaskRows(items: QueuedTask[]): Promise<void> {
-    const rows = items.map((t) => ({
-      ...t,
-      context: this.sql.json((t.context ?? {}) as postgres.JSONValue),
-      options: this.sql.json((t.options ?? {}) as postgres.JSONValue),
-      status: 'TASK_STATUS_QUEUED',
-      updated_at: t.created_at,
-    }));
-    const cols = ['id', 'session_id', 'user_id', 'tenant_id', 'query', 'context', 'options', 'mode', 'status', 'trace_id', 'created_at', 'updated_at'] as const;
-    const params: unknown[] = [];
-    const tuples = rows.map((r) => {
-      const ph = cols.map((c) => {
-        const v = r[c]; // jsonb params are sql.json() parameters: typed jsonb, serialised once by the driver
-        params.push(v);
-        const i = params.length;
-        return c === 'context' || c === 'options'
-          ? `$${i}::jsonb`
-          : c === 'id' || c === 'user_id' || c === 'tenant_id'
-            ? `$${i}::uuid`
-            : c === 'created_at' || c === 'updated_at'
-              ? `$${i}::timestamptz`
-              : `$${i}`;
-      });
-      return `(${ph.join(',')})`;
-    });
+    const rows = items.map((t) => ({ ...t, context: t.context ?? {}, options: t.options ?? {}, status: 'TASK_STATUS_QUEUED', updated_at: t.created_at }));
     // The sessions the batch names exist before its tasks (a session id that is a UUID is the
     // session's id, anything else its external id).
     const seen = new Set<string>();
@@ -85,13 +97,7 @@ export class TaskStore {
       refs.push({ sessionId: t.session_id, userId: t.user_id, tenantId: t.tenant_id, at: t.created_at });
     }
     // No foreign key ties tasks to sessions: both statements run at once (one round trip).
-    await Promise.all([
-      this.sessions.ensureSessions(refs),
-      this.sql.unsafe(
-        `INSERT INTO tasks (${cols.join(',')}) VALUES ${tuples.join(',')} ON CONFLICT (id) DO NOTHING`,
-        params as postgres.ParameterOrJSON<never>[],
-      ),
-    ]);
+    await Promise.all([this.sessions.ensureSessions(refs), insertTasks(this.sql, rows)]);
   }
 
   async getTask(id: string): Promise<TaskRow | undefined> {
@@ -237,33 +243,7 @@ export class TaskStore {
   }
 
   async insertEvents(events: EventRow[]): Promise<void> {
-    // 8 parameters a row; a statement takes at most 65535 parameters.
-    for (let i = 0; i < events.length; i += EVENT_ROWS_PER_INSERT) await this.insertEventRows(events.slice(i, i + EVENT_ROWS_PER_INSERT));
-  }
-
-  private async insertEventRows(events: EventRow[]): Promise<void> {
-    if (!events.length) return;
-    const params: unknown[] = [];
-    const tuples = events.map((e) => {
-      // sql.json: the driver would otherwise type a boolean (or an array of them) as bool[] and the
-      // ::jsonb cast fails; typed as jsonb, every JSON value is serialised once.
-      params.push(
-        e.workflow_id,
-        e.seq,
-        e.type,
-        e.agent_id,
-        e.message,
-        e.payload == null ? null : this.sql.json(e.payload as postgres.JSONValue),
-        e.ts,
-        e.stream_id,
-      );
-      const b = params.length - 8;
-      return `($${b + 1}::uuid,$${b + 2}::bigint,$${b + 3},$${b + 4},$${b + 5},$${b + 6}::jsonb,$${b + 7}::timestamptz,$${b + 8})`;
-    });
-    await this.sql.unsafe(
-      `INSERT INTO task_events (workflow_id, seq, type, agent_id, message, payload, ts, stream_id) VALUES ${tuples.join(',')} ON CONFLICT DO NOTHING`,
-      params as postgres.ParameterOrJSON<never>[],
-    );
+    for (let i = 0; i < events.length; i += EVENT_ROWS_PER_INSERT) await insertEventRows(this.sql, events.slice(i, i + EVENT_ROWS_PER_INSERT));
   }
 
   async listEvents(workflowId: string, afterSeq = 0, limit = 1000): Promise<EventRow[]> {

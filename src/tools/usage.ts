@@ -3,7 +3,7 @@
  * hands each record over and goes on; rows are batched into one INSERT per tick. A failed
  * write is logged, never surfaced to the caller of the tool.
  */
-import { Batcher, type Sql } from '../store/index.js';
+import { Batcher, rowInserter, type Sql } from '../store/index.js';
 import type { Logger } from '../kernel/index.js';
 import { countToolCall } from '../metrics/index.js';
 
@@ -20,6 +20,28 @@ export interface ToolUsage {
   tokens: number;
   at: Date;
 }
+
+const insertCalls = rowInserter<{
+  tool: string;
+  task_id: string | null;
+  session_id: string | null;
+  user_id: string | null;
+  success: boolean;
+  execution_time_ms: number;
+  cost_usd: number;
+  tokens: number;
+  created_at: Date;
+}>('tool_calls', [
+  ['tool', 'text'],
+  ['task_id', 'uuid'],
+  ['session_id', 'text'],
+  ['user_id', 'uuid'],
+  ['success', 'boolean'],
+  ['execution_time_ms', 'integer'],
+  ['cost_usd', 'double precision'],
+  ['tokens', 'integer'],
+  ['created_at', 'timestamptz'],
+]);
 
 export class ToolUsageStore {
   private readonly batch: Batcher<ToolUsage>;
@@ -48,7 +70,7 @@ export class ToolUsageStore {
       tokens: u.tokens,
       created_at: u.at,
     }));
-    await this.sql`INSERT INTO tool_calls ${this.sql(rows)}`;
+    await insertCalls(this.sql, rows);
   }
 
   /** Calls per tool since `since` (operators and tests). */
