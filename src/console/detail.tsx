@@ -6,7 +6,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
-import { Citations, citationsOf, linkCitations } from './citations.js';
+import { Citations } from './citations.js';
+import { citationsOf, linkCitations } from './citations-text.js';
 import { json, shortName, time, usd } from './format.js';
 import { Markdown } from './markdown.js';
 import { href } from './router.js';

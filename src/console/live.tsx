@@ -6,7 +6,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
-import { Citations, citationsOf, linkCitations } from './citations.js';
+import { Citations } from './citations.js';
+import { citationsOf, linkCitations } from './citations-text.js';
 import { EventList } from './events.js';
 import { TERMINAL, shortName } from './format.js';
 import { useLiveTask } from './live-state.js';
