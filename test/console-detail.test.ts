@@ -140,4 +140,44 @@ describe('task pages', () => {
       { viewport: { width: 375, height: 740 }, isMobile: true, colorScheme: 'dark' },
     );
   }, 60_000);
+  it('shows the raw events a page at a time: a full page offers the next, read after the last seq shown', async () => {
+    const { task_id: id } = await json(
+      await fetch(`${t.base}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { ...user.h, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '2+2' }),
+      }),
+    );
+    await expect.poll(async () => (await api(`/api/v1/tasks/${id}`)).status, { timeout: 20_000 }).toBe('TASK_STATUS_COMPLETED');
+    await onPage(browser, 'raw-event-pages', async (page) => {
+      // The service's pages, stood in for (a task with over 1,000 events takes long to make).
+      const asked: string[] = [];
+      const event = (seq: number) => ({
+        workflow_id: id,
+        seq,
+        stream_id: `1-${seq}`,
+        type: 'LLM_PARTIAL',
+        agent_id: 'a',
+        message: `m${seq}`,
+        timestamp: new Date().toISOString(),
+      });
+      await page.route(`**/api/v1/tasks/${id}/events?**`, (route) => {
+        const q = new URL(route.request().url()).searchParams;
+        asked.push(`${q.get('after_seq')}/${q.get('limit')}`);
+        const from = Number(q.get('after_seq'));
+        const n = from === 0 ? 1000 : 3;
+        void route.fulfill({ json: { workflow_id: id, events: Array.from({ length: n }, (_, i) => event(from + i + 1)) } });
+      });
+      await signInWithKey(page, t.base, user.h['X-API-Key']);
+      await page.goto(`${t.base}/#/tasks/${id}`);
+      const items = page.locator('.raw-events > li');
+      await expect.poll(() => items.count()).toBe(1000);
+      expect(await page.getByTestId('raw-events-shown').innerText()).toMatch(/^1000 events shown/);
+      await page.getByRole('button', { name: 'Load more events' }).click();
+      await expect.poll(() => items.count()).toBe(1003);
+      expect(await items.last().getAttribute('data-seq')).toBe('1003');
+      expect(asked).toEqual(['0/1000', '1000/1000']);
+      await expect.poll(() => page.getByRole('button', { name: 'Load more events' }).count()).toBe(0);
+    });
+  }, 60_000);
 });

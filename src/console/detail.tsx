@@ -2,7 +2,8 @@
  * A task's detail: its status object (status, query, session, mode, model, usage, result as
  * markdown with its sources, error), its timeline as bars per step and agent
  * (GET /api/v1/tasks/{id}/timeline), its usage and cost per model (metadata.model_breakdown) and
- * its raw persisted events (GET /api/v1/tasks/{id}/events), each as JSON.
+ * its raw persisted events (GET /api/v1/tasks/{id}/events), each as JSON, a page of
+ * EVENTS_PAGE at a time ("Load more events" reads the next after the last one shown).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
@@ -16,15 +17,25 @@ import { TaskHeading } from './task-heading.js';
 import { Timeline } from './timeline.js';
 import { UsageTable, modelBreakdown } from './usage.js';
 
+/** Raw events read at once (the API's largest page). */
+export const EVENTS_PAGE = 1000;
+
+/** A page of the task's stored events after `afterSeq`. */
+function eventsAfter(id: string, afterSeq: number) {
+  return call(
+    async (api) => ok(await api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query: { after_seq: afterSeq, limit: EVENTS_PAGE } } })).events,
+  );
+}
+
 async function load(id: string) {
   return call(async (api) => {
     const opts = { params: { path: { id } } };
     const [status, events, timeline] = await Promise.all([
       api.GET('/api/v1/tasks/{id}', opts),
-      api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query: { limit: 1000 } } }),
+      eventsAfter(id, 0),
       api.GET('/api/v1/tasks/{id}/timeline', opts),
     ]);
-    return { status: ok(status), events: ok(events).events, timeline: ok(timeline) };
+    return { status: ok(status), events, more: events.length === EVENTS_PAGE, timeline: ok(timeline) };
   });
 }
 type Detail = Awaited<ReturnType<typeof load>>;
@@ -32,9 +43,20 @@ type Detail = Awaited<ReturnType<typeof load>>;
 export function DetailPage({ id }: { id: string }) {
   const [d, setD] = useState<Detail>();
   const [error, setError] = useState<string>();
+  const [loadingMore, setLoadingMore] = useState(false);
   useEffect(() => {
     load(id).then(setD, (err) => setError(messageOf(err)));
   }, [id]);
+  const loadMore = () => {
+    if (!d || loadingMore) return;
+    setLoadingMore(true);
+    eventsAfter(id, d.events.at(-1)?.seq ?? 0)
+      .then(
+        (next) => setD((cur) => cur && { ...cur, events: [...cur.events, ...next], more: next.length === EVENTS_PAGE }),
+        (err) => setError(messageOf(err)),
+      )
+      .finally(() => setLoadingMore(false));
+  };
   const s = d?.status;
   return (
     <section aria-labelledby="page-title">
@@ -92,6 +114,16 @@ export function DetailPage({ id }: { id: string }) {
             </li>
           ))}
         </ol>
+      ) : null}
+      {d?.more ? (
+        <p>
+          <span class="muted" data-testid="raw-events-shown">
+            {d.events.length} events shown.{' '}
+          </span>
+          <button type="button" onClick={loadMore} disabled={loadingMore}>
+            Load more events
+          </button>
+        </p>
       ) : null}
     </section>
   );
