@@ -137,6 +137,63 @@ describe('swarm view', () => {
     expect(s.status, s.error).toBe('TASK_STATUS_COMPLETED');
     expect(s.metadata).toMatchObject({ workflow_type: 'swarm', total_agents: 3 });
   }, 90_000);
+  it('after a REPLAY_GAP reads what the stream no longer holds from the stored events', async () => {
+    const id = randomUUID();
+    const at = new Date().toISOString();
+    const ev = (seq: number, type: string, agent_id: string) => ({
+      workflow_id: id,
+      seq,
+      stream_id: `1-${seq}`,
+      type,
+      agent_id,
+      message: '',
+      timestamp: at,
+      payload: {},
+    });
+    // The service's answers, stood in for: a gap needs an event window smaller than a swarm.
+    const stored = [
+      ev(1, 'WORKFLOW_STARTED', 'swarm-supervisor'),
+      ev(2, 'AGENT_STARTED', 'agent-1'),
+      ev(3, 'AGENT_STARTED', 'agent-2'),
+      ev(4, 'AGENT_STARTED', 'agent-3'),
+    ];
+    const asked: number[] = [];
+    await onPage(browser, 'swarm-replay-gap', async (page) => {
+      await page.route(`**/api/v1/tasks/${id}`, (route) =>
+        route.fulfill({
+          json: {
+            task_id: id,
+            status: 'TASK_STATUS_RUNNING',
+            query: 'q',
+            session_id: 's',
+            mode: 'EXECUTION_MODE_COMPLEX',
+            created_at: at,
+            usage: {},
+            metadata: {},
+          },
+        }),
+      );
+      await page.route(`**/api/v1/tasks/${id}/events?**`, (route) => {
+        const after = Number(new URL(route.request().url()).searchParams.get('after_seq'));
+        asked.push(after);
+        // First read: only the first two are stored yet; the rest by the time of the gap.
+        void route.fulfill({ json: { workflow_id: id, events: stored.filter((e) => e.seq > after && (asked.length > 1 || e.seq <= 2)) } });
+      });
+      await page.route('**/api/v1/stream/sse?**', (route) => {
+        const frame = (e: ReturnType<typeof ev>) => `id: ${e.stream_id}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+        const gap = { type: 'REPLAY_GAP', message: 'gap', requested_after: 2, first_available_seq: 5, timestamp: at };
+        void route.fulfill({
+          headers: { 'content-type': 'text/event-stream' },
+          body: `event: REPLAY_GAP\ndata: ${JSON.stringify(gap)}\n\n${frame(ev(5, 'AGENT_STARTED', 'agent-4'))}${frame(ev(6, 'STREAM_END', 'orchestrator'))}event: done\ndata: [DONE]\n\n`,
+        });
+      });
+      await signInWithKey(page, t.base, user.h['X-API-Key']);
+      await page.goto(`${t.base}/#/swarm/${id}`);
+      const agents = page.getByTestId('swarm-agents');
+      for (const a of ['agent-1', 'agent-2', 'agent-3', 'agent-4']) await expect.poll(() => agents.innerText()).toContain(a);
+      expect(asked).toEqual([0, 2]);
+    });
+  }, 60_000);
 });
 
 describe('sessions', () => {

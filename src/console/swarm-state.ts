@@ -4,7 +4,8 @@
  * AGENT_COMPLETED, TEAM_RETIRED, TEAM_STATUS), the task list (the latest TASKLIST_UPDATED) and
  * the messages of the swarm (the lead's decisions, LEAD_DECISION, with the person's messages they
  * name; the agents' reports to the lead). `useSwarm` reads the stored events
- * (GET /api/v1/tasks/{id}/events), then follows the stream from the last seq (followStream): an
+ * (GET /api/v1/tasks/{id}/events), then follows the stream from the last seq (followStream; after a
+ * REPLAY_GAP the stored events fill what the stream no longer holds): an
  * event is folded once, whatever the order of the two, as the fold keeps only later seqs.
  * Agents' messages to one another (send_message) stay in their mailboxes: no event carries them.
  */
@@ -215,18 +216,28 @@ export function useSwarm(id: string): { view: SwarmView; error?: string } {
         setView(v);
       }
     };
+    // The stored events after the last one taken, every page.
+    const readStored = async () => {
+      for (;;) {
+        const query = { after_seq: v.lastSeq, limit: PAGE };
+        const page = await call(async (api) => ok(await api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query }, signal: ac.signal })));
+        for (const e of page.events) take(e);
+        if (page.events.length < PAGE) return;
+      }
+    };
     void (async () => {
       try {
-        for (;;) {
-          const query = { after_seq: v.lastSeq, limit: PAGE };
-          const page = await call(async (api) => ok(await api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query }, signal: ac.signal })));
-          for (const e of page.events) take(e);
-          if (page.events.length < PAGE) break;
-        }
+        await readStored();
         for (let attempt = 0; attempt < 2 && !v.ended; attempt++) {
           try {
             const from = v.lastSeq ? String(v.lastSeq) : undefined;
             for await (const e of followStream({ ...auth(), workflowId: id, lastEventId: from, signal: ac.signal })) {
+              // The stream no longer holds what came after our last event (a resume after a long
+              // break): read it from the stored events before the stream's next one is taken.
+              if (e.event === 'REPLAY_GAP') {
+                await readStored();
+                continue;
+              }
               const d = e.data as Partial<SwarmEvent> | undefined;
               if (!d || typeof d !== 'object' || typeof d.seq !== 'number') continue;
               take({
