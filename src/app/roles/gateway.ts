@@ -24,7 +24,8 @@ import { startChannels } from './channels.js';
 
 /** The gateway, built from the shared context: its settings and what it reaches. */
 function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore, swarmBoard: SwarmBoard): Gateway {
-  const { cfg, dataDir, store, sql, log } = ctx;
+  const { cfg, dataDir, log } = ctx;
+  const { store, sql } = ctx.edge;
   const authService = new AuthService(
     store.sql,
     {
