@@ -3,7 +3,7 @@
  * question with "Delete permanently" and "Cancel". The question takes the focus (read out, and
  * Tab goes on to its buttons); Cancel gives the focus back to the first button. Escape cancels.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 export function ConfirmDelete({ what, question, busy, onConfirm }: { what: string; question: string; busy?: boolean; onConfirm: () => void }) {
   const [asking, setAsking] = useState(false);
@@ -11,7 +11,8 @@ export function ConfirmDelete({ what, question, busy, onConfirm }: { what: strin
   const buttonRef = useRef<HTMLButtonElement>(null);
   const wasAsking = useRef(false);
 
-  useEffect(() => {
+  // Before the browser paints: a key pressed right after the question appears goes where the focus is shown.
+  useLayoutEffect(() => {
     if (asking) askRef.current?.focus();
     else if (wasAsking.current) buttonRef.current?.focus();
     wasAsking.current = asking;
