@@ -27,7 +27,6 @@ import { createDirectTransport } from './direct-transport.js';
 import { startBackends } from './embedded.js';
 import { natsDurability } from './nats-durability.js';
 import { createLlm } from './llm-stack.js';
-import { edgePoolSplit } from './edge-pool.js';
 import { internalRpcTokenOf } from './secrets.js';
 import { shipped } from './shipped.js';
 import { toolModel } from './tool-model.js';
@@ -50,19 +49,11 @@ export async function openContext(cfg: Config, log: Logger, teardown: Teardown, 
   if (tracing.enabled) log.info({ endpoint: cfg.otel.tracesEndpoint, service: cfg.otel.serviceName }, 'traces exported over OTLP');
   const dataDir = resolve(cfg.dataDir);
   const backends = await startBackends(cfg, dataDir, log, teardown);
-  const split = edgePoolSplit(cfg.roles, backends.maxConnections, !cfg.db.url);
-  const sql = connectSql(backends.databaseUrl, { max: split?.rest ?? backends.maxConnections, log });
+  const sql = connectSql(backends.databaseUrl, { max: backends.maxConnections, log });
   const sessions = sessionRegistry(sql);
   const store = new TaskStore(sql, sessions);
   teardown.push(() => store.close());
   await migrate(sql, log);
-  let edge = { sql, store };
-  if (split) {
-    const edgeSql = connectSql(backends.databaseUrl, { max: split.edge, log });
-    edge = { sql: edgeSql, store: new TaskStore(edgeSql, sessionRegistry(edgeSql)) };
-    teardown.push(() => edge.store.close());
-    log.info({ edge: split.edge, workflows: split.rest }, 'database connections split between the edge and the workflows');
-  }
 
   const bus = await connectBus(
     {
@@ -160,7 +151,6 @@ export async function openContext(cfg: Config, log: Logger, teardown: Teardown, 
     store,
     sql,
     sessions,
-    edge,
     usage,
     llmStack,
     llm,

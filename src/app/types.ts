@@ -74,13 +74,6 @@ export interface AppContext {
   store: TaskStore;
   sql: Sql;
   sessions: ReturnType<typeof sessionRegistry>;
-  /**
-   * The database as the edge (gateway and orchestrator: submissions, reads, accounts) uses it:
-   * a pool of its own when this process also runs workflows on a PostgreSQL server
-   * (edge-pool.ts), so that a submission does not wait behind the workers' statements; else
-   * the same as `sql` and `store`.
-   */
-  edge: { sql: Sql; store: TaskStore };
   /** The one writer of model-call records (llm_calls) of this process. */
   usage: UsageStore;
   /** The model layer as configured (router, cache)... */

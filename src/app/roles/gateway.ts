@@ -24,8 +24,7 @@ import { startChannels } from './channels.js';
 
 /** The gateway, built from the shared context: its settings and what it reaches. */
 function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore, swarmBoard: SwarmBoard): Gateway {
-  const { cfg, dataDir, log } = ctx;
-  const { store, sql } = ctx.edge;
+  const { cfg, dataDir, store, sql, log } = ctx;
   const authService = new AuthService(
     store.sql,
     {

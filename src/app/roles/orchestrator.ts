@@ -18,8 +18,7 @@ import { Teardown } from '../teardown.js';
 import type { AppContext, RoleStop } from '../types.js';
 
 export async function startOrchestratorRole(ctx: AppContext): Promise<RoleStop> {
-  const { cfg, log, bus, llmStack } = ctx;
-  const { store } = ctx.edge;
+  const { cfg, log, bus, store, llmStack } = ctx;
   const teardown = new Teardown(log);
   try {
     ctx.rpc.interceptors = [serverAuthInterceptor(ctx.internalRpcToken())];
