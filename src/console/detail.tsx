@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ok } from '../client/index.js';
 import { Citations } from './citations.js';
+import { EVENTS_PAGE, eventsAfter } from './events-page.js';
 import { citationsOf, linkCitations } from './citations-text.js';
 import { json, shortName, time, usd } from './format.js';
 import { Markdown } from './markdown.js';
@@ -16,16 +17,6 @@ import { call, messageOf } from './session.js';
 import { TaskHeading } from './task-heading.js';
 import { Timeline } from './timeline.js';
 import { UsageTable, modelBreakdown } from './usage.js';
-
-/** Raw events read at once (the API's largest page). */
-export const EVENTS_PAGE = 1000;
-
-/** A page of the task's stored events after `afterSeq`. */
-function eventsAfter(id: string, afterSeq: number) {
-  return call(
-    async (api) => ok(await api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query: { after_seq: afterSeq, limit: EVENTS_PAGE } } })).events,
-  );
-}
 
 async function load(id: string) {
   return call(async (api) => {

@@ -10,8 +10,9 @@
  * Agents' messages to one another (send_message) stay in their mailboxes: no event carries them.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, followStream, ok } from '../client/index.js';
-import { auth, call, messageOf, refresh } from './session.js';
+import { ApiError, followStream } from '../client/index.js';
+import { auth, messageOf, refresh } from './session.js';
+import { EVENTS_PAGE, eventsAfter } from './events-page.js';
 import { PHASES } from './format.js';
 
 /** The agent id of the lead's events, and of the supervisor's (the swarm workflow's). */
@@ -197,9 +198,6 @@ export function foldSwarm(v: SwarmView, e: SwarmEvent): SwarmView {
   return next;
 }
 
-/** The stored events are read this many at a time. */
-const PAGE = 1000;
-
 /** The swarm view of task `id`: its stored events, then its stream followed to the end. */
 export function useSwarm(id: string): { view: SwarmView; error?: string } {
   const [view, setView] = useState<SwarmView>(EMPTY_SWARM);
@@ -219,10 +217,9 @@ export function useSwarm(id: string): { view: SwarmView; error?: string } {
     // The stored events after the last one taken, every page.
     const readStored = async () => {
       for (;;) {
-        const query = { after_seq: v.lastSeq, limit: PAGE };
-        const page = await call(async (api) => ok(await api.GET('/api/v1/tasks/{id}/events', { params: { path: { id }, query }, signal: ac.signal })));
-        for (const e of page.events) take(e);
-        if (page.events.length < PAGE) return;
+        const page = await eventsAfter(id, v.lastSeq, ac.signal);
+        for (const e of page) take(e);
+        if (page.length < EVENTS_PAGE) return;
       }
     };
     void (async () => {

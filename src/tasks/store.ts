@@ -2,10 +2,10 @@
  * The SQL of the tasks and task_events tables, and nothing else's.
  *
  * Task inserts are coalesced into multi-row INSERTs of fixed text (one round trip for every
- * task submitted in the same tick; store/insert-rows.ts) and each caller is resolved only after its row is committed; the
- * sessions a batch names are registered first through the session registry (sessions/
- * owns that table). A terminal status is written once: the update is conditional on the row
- * not being terminal already.
+ * task submitted in the same tick; store/insert-rows.ts) and each caller is resolved only
+ * after its row is committed; the sessions a batch names are registered first through the
+ * session registry (sessions/ owns that table). A terminal status is written once: the update
+ * is conditional on the row not being terminal already.
  */
 import { TERMINAL_STATUSES } from '../kernel/index.js';
 import { countTaskFinished } from '../metrics/index.js';
