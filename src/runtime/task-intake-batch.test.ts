@@ -2,7 +2,8 @@
  * The intake's fetch size: a worker with many free slots and a backlog fills them in a few
  * round trips (each full fetch doubles the next, up to FETCH_BACKLOG_MAX), never takes more
  * than its free slots, takes every message once, and starts again from FETCH_MAX once the
- * backlog is gone; with the priority levels on, each level ramps on its own pulls. On a real
+ * backlog is gone; with the priority levels on, each level ramps on its own pulls. A trickle of
+ * tasks costs about two pulls each, and a message nak'ed with a delay is still taken. On a real
  * nats-server with the service's topology.
  */
 import { randomUUID } from 'node:crypto';
@@ -11,7 +12,7 @@ import { startTestNats, type TestNats } from '../../test/harness/nats.js';
 import { connectTestBus } from '../../test/harness/bus.js';
 import { subjects, taskStream, type Bus, type TaskPriority } from '../bus/index.js';
 import { createLogger } from '../kernel/index.js';
-import { FAIRNESS, FETCH_BACKLOG_MAX, FETCH_MAX, TaskIntake, type TaskDelivery } from './task-intake.js';
+import { FAIRNESS, FETCH_BACKLOG_MAX, FETCH_MAX, IDLE_RESCAN_MS, TaskIntake, type TaskDelivery } from './task-intake.js';
 
 let nats: TestNats;
 let bus: Bus;
@@ -118,6 +119,56 @@ describe('task intake fetch size', () => {
       ds.forEach((d) => d.ack());
       left -= ds.length;
     }
+    intake.close();
+  });
+
+  it('a trickle costs about two pulls a task, not a look at every level before and after each, and each task is taken at once', async () => {
+    const intake = new TaskIntake(bus.nc, log, true);
+    let pulls = 0;
+    const watch = bus.nc.subscribe('$JS.API.CONSUMER.MSG.NEXT.*.workers', {
+      callback: () => {
+        pulls++;
+      },
+    });
+    // The first take looks at every level; then the levels are known drained.
+    const first = intake.take(10);
+    await queue(1, 'high');
+    (await first).forEach((d) => d.ack());
+    await new Promise((r) => setTimeout(r, 20));
+    pulls = 0;
+    const levels: TaskPriority[] = ['normal', 'low', 'critical', 'high'];
+    const waits: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const taking = intake.take(10);
+      await new Promise((r) => setTimeout(r, 10)); // the worker is waiting when the task comes
+      const t0 = performance.now();
+      const [id] = await queue(1, levels[i % 4]);
+      const got = await taking;
+      waits.push(performance.now() - t0);
+      expect(got.map(idOf)).toEqual([id]);
+      got.forEach((d) => d.ack());
+    }
+    await bus.nc.flush();
+    watch.unsubscribe();
+    intake.close();
+    // One pull a publish prompted, and its look once more RECHECK_MS later: the old intake
+    // looked at all four levels before and after waiting (about ten pulls a task).
+    expect(pulls).toBeLessThanOrEqual(2 * 20 + 4);
+    // Taken when published, not at the next rescan.
+    expect(Math.max(...waits)).toBeLessThan(IDLE_RESCAN_MS / 2);
+  });
+
+  it("a message nak'ed with a delay comes back without a publish: a drained level is looked at again", async () => {
+    const intake = new TaskIntake(bus.nc, log, true);
+    const [id] = await queue(1, 'low');
+    const got = await intake.take(10);
+    expect(got.map(idOf)).toEqual([id]);
+    const t0 = performance.now();
+    got[0]!.nak(100);
+    const again = await intake.take(10);
+    expect(again.map(idOf)).toEqual([id]);
+    expect(performance.now() - t0).toBeLessThan(100 + IDLE_RESCAN_MS + 1000);
+    again.forEach((d) => d.ack());
     intake.close();
   });
 });

@@ -10,10 +10,15 @@
  * then at the others highest first; which level it looks at first follows FAIRNESS, a cycle
  * of 8 fetches: 4 critical, 2 high, 1 normal, 1 low. With every level backlogged that gives
  * them 50/25/12.5/12.5 % of the fetches; with only high and low waiting, low still gets one
- * fetch in 8. Nothing waiting anywhere: the worker listens on the task subjects (core NATS
- * delivers every JetStream publish to subscribers too) and looks again at the first one, or
- * after IDLE_RESCAN_MS (a message nak'ed with a delay, or redelivered after a crash, comes
- * back without a publish).
+ * fetch in 8.
+ *
+ * A fetch skips a level that it found drained (its last pull came back short) unless a task
+ * was published to it since that pull began: the worker listens on the task subjects (core
+ * NATS delivers every JetStream publish to subscribers too), so a trickle of tasks costs one
+ * pull each, not a look at every level before and after each task. A drained level is looked
+ * at again after IDLE_RESCAN_MS anyway (a message nak'ed with a delay, or redelivered after a
+ * crash, comes back without a publish), and once more RECHECK_MS after a pull that a publish
+ * prompted came back short (the publish reaches subscribers before the stream has stored it).
  *
  * Deliveries are acked, nak'ed and extended through the JetStream ack protocol on their reply
  * subject (+ACK, -NAK, +WPI, +TERM), as the client library does for its own pulls.
@@ -36,8 +41,10 @@ export const FETCH_MAX = 16;
  * task shares are the fetch shares again.
  */
 export const FETCH_BACKLOG_MAX = 256;
-/** How long an idle worker waits for a publish before it looks again anyway. */
+/** How long a drained level goes without a look when nothing is published to it. */
 export const IDLE_RESCAN_MS = 500;
+/** How soon a level is looked at once more after a pull that a publish prompted came back short. */
+export const RECHECK_MS = 5;
 /** A pull the server does not answer within this long (NATS unreachable) is given up and tried again. */
 const PULL_TIMEOUT_MS = 5000;
 
@@ -125,11 +132,33 @@ function ackInfo(reply: string | undefined): { deliveryCount: number; seq: numbe
   return at > 0 && Number.isInteger(deliveryCount) && Number.isInteger(seq) ? { deliveryCount, seq } : undefined;
 }
 
+/** What a worker knows of one level between its pulls. */
+interface Level {
+  /** A task was published to it since its last pull began. */
+  published: boolean;
+  /** When its last pull came back short (0: not drained, look at it). */
+  drainedAt: number;
+  /** That pull was prompted by a publish: look once more RECHECK_MS after it. */
+  recheck: boolean;
+}
+
+const levelOfSubject = (subject: string): TaskPriority | undefined => {
+  const t = subject.split('.')[2];
+  return t === 'start' ? 'normal' : TASK_PRIORITIES.find((p) => p === t);
+};
+
 export class TaskIntake {
   private turn = 0;
   /** Each level's next pull size (FETCH_MAX, doubled after each full pull of it up to FETCH_BACKLOG_MAX). */
   private readonly batch = Object.fromEntries(TASK_PRIORITIES.map((p) => [p, FETCH_MAX])) as Record<TaskPriority, number>;
+  private readonly levels = Object.fromEntries(TASK_PRIORITIES.map((p) => [p, { published: false, drainedAt: 0, recheck: false }])) as Record<
+    TaskPriority,
+    Level
+  >;
   private readonly closed = new AbortController();
+  private publishes?: Subscription;
+  /** Resolves a `take` waiting for a publish. */
+  private wake?: () => void;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -143,34 +172,53 @@ export class TaskIntake {
    * header says; waits while nothing is waiting. Empty once closed.
    */
   async take(max: number): Promise<TaskDelivery[]> {
-    let listening: { sub: Subscription; published: Promise<void> } | undefined;
-    try {
-      while (!this.closed.signal.aborted) {
-        const got = await this.fetch(Math.max(1, max));
-        if (got.length) return got;
-        if (!listening) {
-          // Subscribed before looking once more: a publish after that look is not missed.
-          listening = this.listen();
-          continue;
-        }
-        await Promise.race([listening.published, this.pause(IDLE_RESCAN_MS)]);
-        listening.sub.unsubscribe();
-        listening = undefined;
-      }
-      return [];
-    } finally {
-      listening?.sub.unsubscribe();
+    // Listening before the first look: a publish after a level's pull began is never missed.
+    this.publishes ??= this.nc.subscribe(subjects.taskStartAny, { callback: (_err, m) => this.published(m.subject) });
+    while (!this.closed.signal.aborted) {
+      const got = await this.fetch(Math.max(1, max));
+      if (got.length) return got;
+      const wait = this.untilNextLook(Date.now());
+      if (wait > 0) await this.pause(wait);
     }
+    return [];
   }
 
   /** Stops a `take` waiting for work. */
   close(): void {
     this.closed.abort();
+    this.publishes?.unsubscribe();
+    this.publishes = undefined;
   }
 
-  /** One fetch of at most `max`: the levels in this turn's order, the first that has anything. */
+  private published(subject: string): void {
+    const p = levelOfSubject(subject);
+    if (!p) return;
+    this.levels[p].published = true;
+    this.wake?.();
+  }
+
+  /** Whether a fetch now should pull from this level. */
+  private worthALook(l: Level, now: number): boolean {
+    return l.published || !l.drainedAt || now - l.drainedAt >= (l.recheck ? RECHECK_MS : IDLE_RESCAN_MS);
+  }
+
+  /** How long until some level is worth a look without a publish (0: now). */
+  private untilNextLook(now: number): number {
+    let wait = IDLE_RESCAN_MS;
+    for (const l of Object.values(this.levels)) {
+      if (this.worthALook(l, now)) return 0;
+      wait = Math.min(wait, l.drainedAt + (l.recheck ? RECHECK_MS : IDLE_RESCAN_MS) - now);
+    }
+    return Math.max(1, wait);
+  }
+
+  /** One fetch of at most `max`: the levels in this turn's order worth a look, the first that has anything. */
   private async fetch(max: number): Promise<TaskDelivery[]> {
     for (const p of scanOrder(this.turn++, this.queues)) {
+      const l = this.levels[p];
+      if (!this.worthALook(l, Date.now())) continue;
+      const prompted = l.published;
+      l.published = false;
       const n = Math.min(max, this.batch[p]);
       const got = await this.pull(p, n).catch((err: unknown) => {
         this.log.warn({ err, priority: p }, 'task queue pull failed; looking again shortly');
@@ -179,6 +227,11 @@ export class TaskIntake {
       // Full: more may wait (grow, unless the free slots were the bound); short: back to the start.
       if (got.length < n) this.batch[p] = FETCH_MAX;
       else if (n >= this.batch[p]) this.batch[p] = Math.min(this.batch[p] * 2, FETCH_BACKLOG_MAX);
+      // Short: drained when the pull was answered. A publish reaches subscribers before the
+      // stream has stored it, so a pull a publish prompted may have come too early for that
+      // message (or for one published with it): one more look soon.
+      l.drainedAt = got.length < n ? Date.now() : 0;
+      l.recheck = prompted && got.length < n;
       if (got.length) return got;
     }
     return [];
@@ -212,23 +265,18 @@ export class TaskIntake {
     return out;
   }
 
-  /** Resolves at the first task start message published on any level. */
-  private listen(): { sub: Subscription; published: Promise<void> } {
-    let published!: () => void;
-    const p = new Promise<void>((r) => (published = r));
-    const sub = this.nc.subscribe(subjects.taskStartAny, { max: 1, callback: () => published() });
-    return { sub, published: p };
-  }
-
+  /** Until `ms` have passed, a task is published, or the intake is closed. */
   private pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const signal = this.closed.signal;
       const done = () => {
         clearTimeout(t);
         signal.removeEventListener('abort', done);
+        this.wake = undefined;
         resolve();
       };
       const t = setTimeout(done, ms);
+      this.wake = done;
       signal.addEventListener('abort', done, { once: true });
     });
   }
