@@ -45,7 +45,8 @@ export function admittedReply(admit: Admit, fn: (req: Req, p: Principal) => Prom
  */
 export interface SessionLookup {
   resolve(idOrExternal: string, p: Principal, o?: { includeDeleted?: boolean }): Promise<SessionRow | undefined>;
-  ensure(refs: SessionRef[]): Promise<void>;
+  /** Registers a new session as its owner's in one statement: its UUID, or undefined when the owner has one by that name. */
+  create(ref: SessionRef): Promise<string | undefined>;
 }
 
 /** The caller's live session, or 404 `Session not found`. */

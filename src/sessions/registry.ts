@@ -10,6 +10,11 @@ import type { SessionRef, SessionRegistry } from '../tasks/index.js';
 export interface SessionDirectory extends SessionRegistry {
   /** The UUID of the owner's session known by `sessionId` (its id or external id), if the owner has one. */
   ownedSessionId(sessionId: string, owner: string | null): Promise<string | undefined>;
+  /**
+   * Registers one new session under `ref.sessionId` (a UUID is its id, anything else its
+   * external id) as its owner's: its UUID, or undefined when the owner has one by that name.
+   */
+  createSession(ref: SessionRef): Promise<string | undefined>;
   /** Records a compressed history summary in the session's context (`history_summary`). */
   recordHistorySummary(sessionId: string, owner: string | null, record: Record<string, unknown>): Promise<void>;
 }
@@ -59,6 +64,13 @@ export function sessionRegistry(sql: Sql): SessionDirectory {
         };
       });
       await insertSessions(sql, rows);
+    },
+    async createSession(r) {
+      const isId = UUID_RE.test(r.sessionId);
+      const rows = await sql<{ id: string }[]>`INSERT INTO sessions (id, external_id, user_id, tenant_id, created_at, updated_at, last_activity_at)
+        VALUES (${isId ? r.sessionId : randomUUID()}::uuid, ${isId ? null : r.sessionId}, ${r.userId}::uuid, ${r.tenantId}::uuid, ${r.at}, ${r.at}, ${r.at})
+        ON CONFLICT DO NOTHING RETURNING id::text`;
+      return rows[0]?.id;
     },
     async ownedSessionId(sessionId, owner) {
       const rows = UUID_RE.test(sessionId)

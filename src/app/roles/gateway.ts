@@ -63,7 +63,7 @@ function createGateway(ctx: AppContext, daemon: DaemonHub, reviews: ReviewStore,
       domains: {
         tasks: store,
         sessions: new Sessions(sql, store),
-        sessionLookup: { resolve: (id, p, o) => resolveSession(sql, id, p, o), ensure: (refs) => sessionRegistry(sql).ensureSessions(refs) },
+        sessionLookup: { resolve: (id, p, o) => resolveSession(sql, id, p, o), create: (ref) => sessionRegistry(sql).createSession(ref) },
         schedules: new ScheduleStore(sql),
         channels: new ChannelService(sql, ctx.bus, cfg.channels, log),
         swarm: new SwarmMessenger(swarmBoard, new Mailboxes(ctx.bus.js, ctx.bus.jsm, ctx.bus.events), async (id) => {

@@ -36,13 +36,12 @@ export async function sessionOf(
   const found = await sessions.resolve(wanted, p, { includeDeleted: true });
   if (found && !found.deleted_at) return { id: wanted, headers: {} };
   if (!found) {
-    // Create it as the caller's; when it stays invisible, another owner has the id.
-    await sessions.ensure([ref(wanted)]);
+    // Created as the caller's; a request of theirs that created it meanwhile shares it.
+    const made = await sessions.create(ref(wanted));
+    if (made) return announce(wanted, made);
     const mine = await sessions.resolve(wanted, p);
     if (mine) return announce(wanted, mine.id);
   }
   const fresh = `oai-${randomUUID()}`;
-  await sessions.ensure([ref(fresh)]);
-  const s = await sessions.resolve(fresh, p);
-  return announce(fresh, s?.id ?? '');
+  return announce(fresh, (await sessions.create(ref(fresh))) ?? '');
 }
