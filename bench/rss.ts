@@ -19,7 +19,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, rssKb, sleep } from './lib/proc.js';
+import { ROOT, npmStartArgv, rssKb, sleep } from './lib/proc.js';
 import { fmtInt, table, verdict } from './lib/report.js';
 
 const TARGET_MB = 250;
@@ -142,14 +142,6 @@ async function measureFloor(run: string, dataDir: string, settleMs: number, shar
   } finally {
     await stop(proc);
   }
-}
-
-/** The node arguments of `npm start`'s last command (`node <flags> dist/main.js`), from package.json. */
-function npmStartArgv(): string[] {
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const last = start.split('&&').pop()!.trim().split(/\s+/);
-  if (last[0] !== 'node' || last.at(-1) !== 'dist/main.js') throw new Error(`npm start no longer ends with node ... dist/main.js: ${start}`);
-  return last.slice(1);
 }
 
 export async function runRss(o: { quick: boolean; log: (s: string) => void }): Promise<{ results: RssResult[]; report: string }> {

@@ -2,8 +2,9 @@
  * What the benchmarks run against: a throwaway nats-server with JetStream (the project's own
  * launcher), a throwaway PostgreSQL server (the test harness's launcher: a real server, run
  * as the postgres user when we are root) with one database per benchmark, and the service
- * itself started as a separate process exactly as in production:
- * `node --import tsx src/main.ts` with its configuration in the environment.
+ * itself started as a separate process as `npm start` runs it (its node flags), from the
+ * sources: `node <npm start's flags> --import tsx src/main.ts` with its configuration in the
+ * environment.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { startNatsServer, type NatsServerHandle } from '../../src/embedded/nats-
 import { createLogger } from '../../src/kernel/index.js';
 import type { LlmProvider } from '../../src/llm/index.js';
 import { startPostgresServer, type PostgresServerHandle } from '../../test/harness/postgres-server.js';
-import { freePort, spawnChild, waitUntil, type ChildProc } from './proc.js';
+import { freePort, serviceNodeFlags, spawnChild, waitUntil, type ChildProc } from './proc.js';
 
 export interface Nats {
   url: string;
@@ -98,7 +99,8 @@ export async function startService(o: {
     name: o.name ?? 'service',
     script: 'src/main.ts',
     imports: ['bench/lib/parent-watch.ts'],
-    nodeArgs: o.nodeArgs,
+    // As `npm start` runs it (its V8 flags: --max-semi-space-size=4), plus the bench's own (profiling).
+    nodeArgs: [...serviceNodeFlags(), ...(o.nodeArgs ?? [])],
     cpu: o.cpu,
     nofile: o.nofile,
     env: {

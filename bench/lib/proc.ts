@@ -56,6 +56,17 @@ export interface SpawnOptions {
   echo?: boolean;
 }
 
+/** The node arguments of `npm start`'s last command (`node <flags> dist/main.js`), from package.json. */
+export function npmStartArgv(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const last = start.split('&&').pop()!.trim().split(/\s+/);
+  if (last[0] !== 'node' || last.at(-1) !== 'dist/main.js') throw new Error(`npm start no longer ends with node ... dist/main.js: ${start}`);
+  return last.slice(1);
+}
+
+/** The node flags `npm start` runs the service with (its argv without `dist/main.js`): every bench service runs with them. */
+export const serviceNodeFlags = (): string[] => npmStartArgv().slice(0, -1);
+
 export class ChildProc {
   readonly proc: ChildProcess;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
