@@ -172,6 +172,7 @@ export class TaskIntake {
    * header says; waits while nothing is waiting. Empty once closed.
    */
   async take(max: number): Promise<TaskDelivery[]> {
+    if (this.closed.signal.aborted) return [];
     // Listening before the first look: a publish after a level's pull began is never missed.
     this.publishes ??= this.nc.subscribe(subjects.taskStartAny, { callback: (_err, m) => this.published(m.subject) });
     while (!this.closed.signal.aborted) {
