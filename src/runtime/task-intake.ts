@@ -136,7 +136,7 @@ function ackInfo(reply: string | undefined): { deliveryCount: number; seq: numbe
 interface Level {
   /** A task was published to it since its last pull began. */
   published: boolean;
-  /** When its last pull came back short (0: not drained, look at it). */
+  /** When its last pull came back short (performance.now(): a clock that never steps back; 0: not drained, look at it). */
   drainedAt: number;
   /** That pull was prompted by a publish: look once more RECHECK_MS after it. */
   recheck: boolean;
@@ -174,11 +174,17 @@ export class TaskIntake {
   async take(max: number): Promise<TaskDelivery[]> {
     if (this.closed.signal.aborted) return [];
     // Listening before the first look: a publish after a level's pull began is never missed.
-    this.publishes ??= this.nc.subscribe(subjects.taskStartAny, { callback: (_err, m) => this.published(m.subject) });
+    this.publishes ??= this.nc.subscribe(subjects.taskStartAny, {
+      callback: (err, m) => {
+        // Refused (permissions): without publishes to go by, drained levels are looked at every IDLE_RESCAN_MS.
+        if (err) this.log.warn({ err }, 'task queue listener failed; looking at drained levels every 500 ms');
+        else this.published(m.subject);
+      },
+    });
     while (!this.closed.signal.aborted) {
       const got = await this.fetch(Math.max(1, max));
       if (got.length) return got;
-      const wait = this.untilNextLook(Date.now());
+      const wait = this.untilNextLook(performance.now());
       if (wait > 0) await this.pause(wait);
     }
     return [];
@@ -217,7 +223,7 @@ export class TaskIntake {
   private async fetch(max: number): Promise<TaskDelivery[]> {
     for (const p of scanOrder(this.turn++, this.queues)) {
       const l = this.levels[p];
-      if (!this.worthALook(l, Date.now())) continue;
+      if (!this.worthALook(l, performance.now())) continue;
       const prompted = l.published;
       l.published = false;
       const n = Math.min(max, this.batch[p]);
@@ -231,7 +237,7 @@ export class TaskIntake {
       // Short: drained when the pull was answered. A publish reaches subscribers before the
       // stream has stored it, so a pull a publish prompted may have come too early for that
       // message (or for one published with it): one more look soon.
-      l.drainedAt = got.length < n ? Date.now() : 0;
+      l.drainedAt = got.length < n ? performance.now() : 0;
       l.recheck = prompted && got.length < n;
       if (got.length) return got;
     }
