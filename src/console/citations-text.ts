@@ -2,6 +2,8 @@
  * A research task's sources (metadata.citations) and the answer's inline [n] marks made links
  * to them. Only http(s) addresses become links. Text only (no JSX), so it is tested on its own.
  */
+import { metadataRecords } from './format.js';
+
 export interface Citation {
   url: string;
   title?: string;
@@ -10,15 +12,11 @@ export interface Citation {
 
 /** The citations of a task's metadata (entries without a URL left out). */
 export function citationsOf(metadata: Record<string, unknown> | undefined): Citation[] {
-  const list = metadata?.citations;
-  if (!Array.isArray(list)) return [];
-  return list
-    .filter((c): c is Record<string, unknown> => !!c && typeof c === 'object' && typeof (c as { url?: unknown }).url === 'string')
-    .map((c) => ({
-      url: String(c.url),
-      ...(typeof c.title === 'string' && c.title ? { title: c.title } : {}),
-      ...(typeof c.source === 'string' && c.source ? { source: c.source } : {}),
-    }));
+  return metadataRecords(metadata, 'citations', 'url').map((c) => ({
+    url: String(c.url),
+    ...(typeof c.title === 'string' && c.title ? { title: c.title } : {}),
+    ...(typeof c.source === 'string' && c.source ? { source: c.source } : {}),
+  }));
 }
 
 export const isWebUrl = (u: string) => /^https?:\/\//i.test(u);

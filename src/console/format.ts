@@ -15,6 +15,13 @@ export function json(v: unknown): string {
   return JSON.stringify(v, null, 2);
 }
 
+/** The objects of the list under `key` in a task's metadata that have a string `field` (anything else left out). */
+export function metadataRecords(metadata: Record<string, unknown> | undefined, key: string, field: string): Record<string, unknown>[] {
+  const list = metadata?.[key];
+  if (!Array.isArray(list)) return [];
+  return list.filter((r): r is Record<string, unknown> => !!r && typeof r === 'object' && typeof (r as Record<string, unknown>)[field] === 'string');
+}
+
 export const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);
 
 /** A duration: 850 ms, 12.3 s, 4 min 5 s ('' when unknown). */

@@ -2,7 +2,7 @@
  * A task's usage and cost per model: the rows of metadata.model_breakdown (model, provider,
  * calls, input/output tokens, cost, cache hits) and their total, beside the task's own usage.
  */
-import { usd } from './format.js';
+import { metadataRecords, usd } from './format.js';
 
 export interface ModelUsage {
   model: string;
@@ -19,20 +19,16 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 
 /** The breakdown as the task's metadata holds it (anything malformed left out). */
 export function modelBreakdown(metadata: Record<string, unknown> | undefined): ModelUsage[] {
-  const rows = metadata?.model_breakdown;
-  if (!Array.isArray(rows)) return [];
-  return rows
-    .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object' && typeof (r as { model?: unknown }).model === 'string')
-    .map((r) => ({
-      model: String(r.model),
-      provider: typeof r.provider === 'string' ? r.provider : '',
-      executions: num(r.executions),
-      tokens: num(r.tokens),
-      input_tokens: num(r.input_tokens),
-      output_tokens: num(r.output_tokens),
-      cost_usd: num(r.cost_usd),
-      cache_hits: num(r.cache_hits),
-    }));
+  return metadataRecords(metadata, 'model_breakdown', 'model').map((r) => ({
+    model: String(r.model),
+    provider: typeof r.provider === 'string' ? r.provider : '',
+    executions: num(r.executions),
+    tokens: num(r.tokens),
+    input_tokens: num(r.input_tokens),
+    output_tokens: num(r.output_tokens),
+    cost_usd: num(r.cost_usd),
+    cache_hits: num(r.cache_hits),
+  }));
 }
 
 export function UsageTable({ rows }: { rows: ModelUsage[] }) {

@@ -43,6 +43,20 @@ const insertSessions = rowInserter<NewSession>(
   'ON CONFLICT DO NOTHING',
 );
 
+/** A session's row: a UUID name is its id, anything else its external id (with a new id). */
+function newSession(r: SessionRef): NewSession {
+  const isId = UUID_RE.test(r.sessionId);
+  return {
+    id: isId ? r.sessionId : randomUUID(),
+    external_id: isId ? null : r.sessionId,
+    user_id: r.userId,
+    tenant_id: r.tenantId,
+    created_at: r.at,
+    updated_at: r.at,
+    last_activity_at: r.at,
+  };
+}
+
 export function sessionRegistry(sql: Sql): SessionDirectory {
   return {
     async recordHistorySummary(sessionId, owner, record) {
@@ -50,25 +64,12 @@ export function sessionRegistry(sql: Sql): SessionDirectory {
         WHERE (id::text = ${sessionId} OR external_id = ${sessionId}) AND user_id IS NOT DISTINCT FROM ${owner}::uuid`;
     },
     async ensureSessions(refs: SessionRef[]) {
-      if (!refs.length) return;
-      const rows = refs.map((r): NewSession => {
-        const isId = UUID_RE.test(r.sessionId);
-        return {
-          id: isId ? r.sessionId : randomUUID(),
-          external_id: isId ? null : r.sessionId,
-          user_id: r.userId,
-          tenant_id: r.tenantId,
-          created_at: r.at,
-          updated_at: r.at,
-          last_activity_at: r.at,
-        };
-      });
-      await insertSessions(sql, rows);
+      if (refs.length) await insertSessions(sql, refs.map(newSession));
     },
     async createSession(r) {
-      const isId = UUID_RE.test(r.sessionId);
+      const n = newSession(r);
       const rows = await sql<{ id: string }[]>`INSERT INTO sessions (id, external_id, user_id, tenant_id, created_at, updated_at, last_activity_at)
-        VALUES (${isId ? r.sessionId : randomUUID()}::uuid, ${isId ? null : r.sessionId}, ${r.userId}::uuid, ${r.tenantId}::uuid, ${r.at}, ${r.at}, ${r.at})
+        VALUES (${n.id}::uuid, ${n.external_id}, ${n.user_id}::uuid, ${n.tenant_id}::uuid, ${n.created_at}, ${n.updated_at}, ${n.last_activity_at})
         ON CONFLICT DO NOTHING RETURNING id::text`;
       return rows[0]?.id;
     },
