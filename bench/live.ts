@@ -12,6 +12,9 @@
  * Last-Event-ID (every 20th stream drops and reconnects), CPU of each process.
  * Reference, same run, same client process: a node:http server (procs/ref-live-server.ts,
  * on CPU 0) producing the same token streams itself with the same 50 ms coalescing.
+ * Floor, same run: a node:http relay (procs/ref-relay-server.ts, on CPU 0) reading each stream
+ * from the same paced model and writing it with the same coalescing, and nothing else: what
+ * the two ends of the service's hot path cost by themselves on one core.
  *
  * WORKER_CONCURRENCY is the service's default unless `workerConcurrency` is given (then the
  * report says so): whether the default lets 1,000 tasks run at once is part of the measure.
@@ -35,9 +38,10 @@ export interface LiveResults {
   workerConcurrency: string;
   service: LiveRun;
   reference: LiveRun;
+  floor: LiveRun;
   model: { started: number; finished: number; peakOpen: number; maxTickLagMs: number; paths: Record<string, number> };
-  cpuPct: { service: Record<string, number>; reference: Record<string, number> };
-  foreignPct: { service: number; reference: number };
+  cpuPct: { service: Record<string, number>; reference: Record<string, number>; floor: Record<string, number> };
+  foreignPct: { service: number; reference: number; floor: number };
   profile?: ProfileSummary;
   targets: { submitP99: boolean; deltaP99: boolean; eventsRatio: boolean; allDelivered: boolean; allAtOnce: boolean; resumesExact: boolean };
 }
@@ -98,6 +102,23 @@ export async function runLive(o: {
     await svc.stop();
     svc = undefined;
     const profile = mainProfile(profileDir, 'service-live');
+
+    o.log('live: floor (node:http relaying the same model streams)');
+    await model.call('reset');
+    const relay = spawnChild({ name: 'ref-relay', script: 'bench/procs/ref-relay-server.ts', ipc: true, cpu: o.pin ? 0 : undefined, nofile: NOFILE });
+    const relayPort: number = await relay.call('listen', { modelPort });
+    await waitQuiet(15, 8_000, o.log);
+    lw = new LoadWindow();
+    cpu = new TreeCpuWindow({ relay: relay.pid, clients: clients.pid, model: model.pid });
+    let floor: LiveRun;
+    let floorCpu: Record<string, number>;
+    try {
+      floor = await clients.call('run', { ...args, port: relayPort, mode: 'ref', resumeEvery: 0 }, timeoutMs + 10_000);
+      floorCpu = cpu.stop();
+    } finally {
+      await relay.stop();
+    }
+    const floorForeign = lw.stop().foreignPct;
     await model.stop();
 
     o.log('live: reference (node:http writing the same streams)');
@@ -126,9 +147,10 @@ export async function runLive(o: {
       workerConcurrency: o.workerConcurrency ? `${o.workerConcurrency} (set by --worker-concurrency)` : 'service default',
       service,
       reference,
+      floor,
       model: modelStats,
-      cpuPct: { service: svcCpu, reference: refCpu },
-      foreignPct: { service: svcForeign, reference: refForeign },
+      cpuPct: { service: svcCpu, reference: refCpu, floor: floorCpu },
+      foreignPct: { service: svcForeign, reference: refForeign, floor: floorForeign },
       targets,
       ...(profile ? { profile } : {}),
     };
@@ -152,34 +174,40 @@ function report(r: LiveResults): string {
     Object.entries(c)
       .map(([k, v]) => `${k} ${v}%`)
       .join(', ');
+  const r3 = r.floor;
+  const l3 = r3.deltaLatencyUs;
+  const p5099 = (h: LiveRun['openLatencyUs'] | undefined) => `${ms(h?.p50)} / ${ms(h?.p99)}`;
   const rows: (string | number)[][] = [
-    ['tasks accepted / submitted', `${fmtInt(s.submitted)} / ${fmtInt(s.n)}`, '', '', ''],
-    ['streams completed (every token, then event: done)', fmtInt(s.completed), fmtInt(f.completed), '', ''],
-    ['streams lost (not ended in time, errors)', fmtInt(s.lost), fmtInt(f.lost), '', ''],
+    ['tasks accepted / submitted', `${fmtInt(s.submitted)} / ${fmtInt(s.n)}`, '', '', '', ''],
+    ['streams completed (every token, then event: done)', fmtInt(s.completed), fmtInt(f.completed), fmtInt(r3.completed), '', ''],
+    ['streams lost (not ended in time, errors)', fmtInt(s.lost), fmtInt(f.lost), fmtInt(r3.lost), '', ''],
     [
       'tokens delivered / expected',
       `${fmtInt(s.tokensDelivered)} / ${fmtInt(s.tokensExpected)}`,
       `${fmtInt(f.tokensDelivered)} / ${fmtInt(f.tokensExpected)}`,
+      `${fmtInt(r3.tokensDelivered)} / ${fmtInt(r3.tokensExpected)}`,
       '',
       `all: ${verdict(t.allDelivered)}`,
     ],
-    ['order violations (gap or repeat)', fmtInt(s.orderViolations), fmtInt(f.orderViolations), '', ''],
-    ['peak streams live at once (clients)', fmtInt(s.peakLive), fmtInt(f.peakLive), '', `${fmtInt(r.streams)}: ${verdict(t.allAtOnce)}`],
-    ['peak completions streaming at once (model)', fmtInt(r.model.peakOpen), '', '', ''],
-    ['submission latency p50 / p99 (ms)', `${ms(s.submitLatencyUs?.p50)} / ${ms(s.submitLatencyUs?.p99)}`, '', '', `p99 < 100: ${verdict(t.submitP99)}`],
-    ['delta latency p50 (ms)', ms(sl.p50), ms(fl.p50), fmtRatio(sl.p50 / fl.p50), ''],
-    ['delta latency p99 (ms)', ms(sl.p99), ms(fl.p99), fmtRatio(sl.p99 / fl.p99), `< 250: ${verdict(t.deltaP99)}`],
-    ['delta latency max (ms)', ms(sl.max), ms(fl.max), fmtRatio(sl.max / fl.max), ''],
+    ['order violations (gap or repeat)', fmtInt(s.orderViolations), fmtInt(f.orderViolations), fmtInt(r3.orderViolations), '', ''],
+    ['peak streams live at once (clients)', fmtInt(s.peakLive), fmtInt(f.peakLive), fmtInt(r3.peakLive), '', `${fmtInt(r.streams)}: ${verdict(t.allAtOnce)}`],
+    ['peak completions streaming at once (model)', fmtInt(r.model.peakOpen), '', '', '', ''],
+    ['submission latency p50 / p99 (ms)', p5099(s.submitLatencyUs), '', '', '', `p99 < 100: ${verdict(t.submitP99)}`],
+    ['stream open: request to headers p50 / p99 (ms)', p5099(s.openLatencyUs), p5099(f.openLatencyUs), p5099(r3.openLatencyUs), '', ''],
+    ['delta latency p50 (ms)', ms(sl.p50), ms(fl.p50), ms(l3.p50), fmtRatio(sl.p50 / fl.p50), ''],
+    ['delta latency p99 (ms)', ms(sl.p99), ms(fl.p99), ms(l3.p99), fmtRatio(sl.p99 / fl.p99), `< 250: ${verdict(t.deltaP99)}`],
+    ['delta latency max (ms)', ms(sl.max), ms(fl.max), ms(l3.max), fmtRatio(sl.max / fl.max), ''],
     [
       'delta events/s',
       fmtInt(s.eventsPerSecond),
       fmtInt(f.eventsPerSecond),
+      `${fmtInt(r3.eventsPerSecond)} (${fmtRatio(r3.eventsPerSecond / f.eventsPerSecond)})`,
       fmtRatio(s.eventsPerSecond / f.eventsPerSecond),
       `>= 0.9x: ${verdict(t.eventsRatio)}`,
     ],
-    ['resumes exact / attempted', `${s.resumes.exact} / ${s.resumes.attempted}`, '', '', `all: ${verdict(t.resumesExact)}`],
-    ['resume failures (gap, repeat or lost after reconnecting)', fmtInt(s.resumes.attempted - s.resumes.exact), '', '', ''],
-    ['CPU % of one core', cpu(r.cpuPct.service), cpu(r.cpuPct.reference), '', ''],
+    ['resumes exact / attempted', `${s.resumes.exact} / ${s.resumes.attempted}`, '', '', '', `all: ${verdict(t.resumesExact)}`],
+    ['resume failures (gap, repeat or lost after reconnecting)', fmtInt(s.resumes.attempted - s.resumes.exact), '', '', '', ''],
+    ['CPU % of one core', cpu(r.cpuPct.service), cpu(r.cpuPct.reference), cpu(r.cpuPct.floor), '', ''],
   ];
   const notes = [
     `WORKER_CONCURRENCY: ${r.workerConcurrency}. Model: ${r.model.started} completions started, ${r.model.finished} finished; its 20 ms ticker ran up to ${r.model.maxTickLagMs} ms late; requests: ${Object.entries(
@@ -188,16 +216,19 @@ function report(r: LiveResults): string {
       .map(([k, v]) => `${k} x${v}`)
       .join(', ')}.`,
     'delta latency: from the model producing a token (its text carries the time) to the client reading the event with it, oldest token of each event; replayed deltas after a resume are not timed.',
-    `events/s: delta events over the time from the first submission (reference: first connection) to the last stream end. Other processes used ${r.foreignPct.service}% / ${r.foreignPct.reference}% of a core meanwhile.`,
+    `events/s: delta events over the time from the first submission (reference, floor: first connection) to the last stream end. Other processes used ${r.foreignPct.service}% / ${r.foreignPct.reference}% / ${r.foreignPct.floor}% of a core meanwhile.`,
+    'floor: a node:http relay reading each stream from the same paced model and writing it with the same 50 ms coalescing (no NATS, database or runtime), on the same core as the service: what reading and writing the streams cost by themselves. Its ratio is to the reference.',
+    "stream open: the client's GET of the stream to its response headers (service: after the submission was answered).",
   ];
   for (const [e, k] of Object.entries(s.submitErrors)) notes.push(`service rejected ${k} submissions: ${e}`);
   for (const e of s.errors.slice(0, 5)) notes.push(`service failure: ${e}`);
   for (const v of s.violationSamples.slice(0, 3)) notes.push(`order violation: ${v}`);
   for (const e of f.errors.slice(0, 3)) notes.push(`reference failure: ${e}`);
+  for (const e of r3.errors.slice(0, 3)) notes.push(`floor failure: ${e}`);
   return (
     table(
       `${fmtInt(r.streams)} live streams: standard tasks, model at 50 tokens/s (${r.tokensPerStream} tokens each), one SSE client per task`,
-      ['measure', 'service (ROLES=all)', 'node:http (reference)', 'ratio', 'target'],
+      ['measure', 'service (ROLES=all)', 'node:http (reference)', 'node:http relay (floor)', 'ratio', 'target'],
       rows,
       notes,
     ) + '\n'

@@ -50,6 +50,8 @@ interface Totals {
   peakLive: number;
   errors: string[];
   lastEndUs: number;
+  /** First connection of each stream: from the request to the response's headers (µs). */
+  openUs: number[];
 }
 
 const note = (list: string[], s: string) => {
@@ -86,7 +88,9 @@ class Stream {
     this.buf = '';
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (lastEventId) headers['last-event-id'] = lastEventId;
+    const t0 = nowUs();
     const req = http.get({ host: this.a.host, port: this.a.port, path: this.path, headers, agent: false }, (res) => {
+      if (gen === 1) this.t.openUs.push(nowUs() - t0);
       if (res.statusCode !== 200) {
         this.fail(`HTTP ${res.statusCode} on ${lastEventId ? 'resume' : 'open'}`);
         res.resume();
@@ -266,7 +270,18 @@ function submit(agent: http.Agent, a: RunArgs, i: number): Promise<{ id?: string
 }
 
 async function run(a: RunArgs) {
-  const t: Totals = { hist: new Histogram(), deltaEvents: 0, tokens: 0, violations: 0, violationSamples: [], live: 0, peakLive: 0, errors: [], lastEndUs: 0 };
+  const t: Totals = {
+    hist: new Histogram(),
+    deltaEvents: 0,
+    tokens: 0,
+    violations: 0,
+    violationSamples: [],
+    live: 0,
+    peakLive: 0,
+    errors: [],
+    lastEndUs: 0,
+    openUs: [],
+  };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const streams: Stream[] = [];
   const submitUs: number[] = [];
@@ -336,6 +351,7 @@ async function run(a: RunArgs) {
     submitErrors,
     submitLatencyUs: a.mode === 'service' ? percentilesOf(submitUs) : undefined,
     maxStartLagMs: +maxLagMs.toFixed(1),
+    openLatencyUs: percentilesOf(t.openUs),
     streamsOpened: streams.length,
     completed: streams.filter((s) => s.completed).length,
     lost: streams.filter((s) => s.lost).length,
