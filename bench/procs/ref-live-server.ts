@@ -10,16 +10,13 @@
 import http from 'node:http';
 import { nowUs, serve } from '../lib/ipc.js';
 import { listenLocal } from '../lib/listen.js';
+import { DeltaWriter } from '../lib/delta-writer.js';
 
 const TICK_MS = 20;
-const FLUSH_MS = 50;
 
 interface Conn {
-  res: http.ServerResponse;
+  out: DeltaWriter;
   next: number;
-  pending: string;
-  timer?: NodeJS.Timeout;
-  id: number;
 }
 
 let tokens = 250;
@@ -27,22 +24,12 @@ let peak = 0;
 const open = new Set<Conn>();
 let ticker: NodeJS.Timeout | undefined;
 
-function flush(c: Conn): void {
-  clearTimeout(c.timer);
-  c.timer = undefined;
-  if (!c.pending) return;
-  c.res.write(`id: ${++c.id}\nevent: thread.message.delta\ndata: {"type":"LLM_PARTIAL","delta":"${c.pending}"}\n\n`);
-  c.pending = '';
-}
-
 function tick(): void {
   for (const c of open) {
-    c.pending += `${c.next}:${nowUs()} `;
-    c.timer ??= setTimeout(() => flush(c), FLUSH_MS);
+    c.out.push(`${c.next}:${nowUs()} `);
     if (++c.next === tokens) {
       open.delete(c);
-      flush(c);
-      c.res.end('event: done\ndata: [DONE]\n\n');
+      c.out.end();
     }
   }
   if (!open.size) {
@@ -52,12 +39,12 @@ function tick(): void {
 }
 
 const server = http.createServer({ noDelay: true }, (req, res) => {
-  const c: Conn = { res, next: 0, pending: '', id: 0 };
+  const c: Conn = { out: new DeltaWriter(res), next: 0 };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   res.write(': stream open\n\n');
   res.on('close', () => {
     open.delete(c);
-    clearTimeout(c.timer);
+    c.out.drop();
   });
   open.add(c);
   peak = Math.max(peak, open.size);
